@@ -1,0 +1,122 @@
+"""Compiler identity: who the compiler is and what it targets, from its own words.
+
+Everything here is pure: it reads a predefined-macro dump (``cc -dM -E``) that
+the probe stage produced.  The target architecture comes from the compiler's
+macros, never from the Python running this helper, so cross compilers work.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+from dataclasses import dataclass
+from typing import Mapping, Sequence
+
+from .tables import Machine, compilers_data, machines
+
+__all__ = [
+    "Compiler",
+    "parse_macro_dump",
+    "identify_id",
+    "version_from_macros",
+    "machine_from_macros",
+    "macro_satisfied",
+    "binary_identity",
+]
+
+_DEFINE = re.compile(r"^#define\s+([A-Za-z_][A-Za-z0-9_]*)(?:\s+(.*))?$")
+
+
+@dataclass(frozen=True)
+class Compiler:
+    """A compiler command and what it told us about itself."""
+
+    command: tuple[str, ...]
+    id: str
+    version: str
+    machine: Machine | None
+    macros: Mapping[str, str]
+    lang: str
+
+    @property
+    def arch(self) -> str:
+        return self.machine.name if self.machine else "unknown"
+
+
+def parse_macro_dump(text: str) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for line in text.splitlines():
+        m = _DEFINE.match(line.strip())
+        if m:
+            out[m.group(1)] = (m.group(2) or "").strip()
+    return out
+
+
+def identify_id(macros: Mapping[str, str]) -> str:
+    """Meson's compiler id for a compiler that did not come with one."""
+    for rule in compilers_data()["identify"]:
+        if all(m in macros for m in rule["macros_all"]):
+            return str(rule["id"])
+    return "gcc"
+
+
+def version_from_macros(compiler_id: str, macros: Mapping[str, str]) -> str:
+    triples = {
+        "clang": ("__clang_major__", "__clang_minor__", "__clang_patchlevel__"),
+        "clang-cl": ("__clang_major__", "__clang_minor__", "__clang_patchlevel__"),
+        "gcc": ("__GNUC__", "__GNUC_MINOR__", "__GNUC_PATCHLEVEL__"),
+    }
+    keys = triples.get(compiler_id)
+    if keys and all(k in macros for k in keys):
+        return ".".join(macros[k] for k in keys)
+    return macros.get("__VERSION__", "").strip('"') or "unknown"
+
+
+def machine_from_macros(macros: Mapping[str, str]) -> Machine | None:
+    for m in machines():
+        if m.matches(macros):
+            return m
+    return None
+
+
+def macro_satisfied(spec: str, macros: Mapping[str, str]) -> bool:
+    """``NAME`` must be defined; ``NAME>=N`` must also be numerically at least N."""
+    name, sep, bound = spec.partition(">=")
+    if name not in macros:
+        return False
+    if not sep:
+        return True
+    try:
+        return int(macros[name].rstrip("uUlL"), 0) >= int(bound)
+    except ValueError:
+        return False
+
+
+def _program_prefix(command: Sequence[str]) -> list[str]:
+    """The leading elements that are programs (a launcher such as ccache, then the compiler)."""
+    progs = []
+    for arg in command:
+        if arg.startswith("-") or (arg.startswith("/") and not os.path.exists(arg)):
+            break
+        progs.append(arg)
+    return progs or list(command[:1])
+
+
+def binary_identity(command: Sequence[str]) -> list[list[object]]:
+    """Resolved path, size and mtime of each program in the command.
+
+    It stands in for the compiler's version output in the cache key, because a
+    cache hit must not start any process.  Symlinks are followed, so an
+    upgraded ``cc -> gcc-12 -> gcc-13`` changes the identity.
+    """
+    out: list[list[object]] = []
+    for prog in _program_prefix(command):
+        found = shutil.which(prog) or prog
+        real = os.path.realpath(found)
+        try:
+            st = os.stat(real)
+            out.append([real, st.st_size, st.st_mtime_ns])
+        except OSError:
+            out.append([prog, None, None])
+    return out

@@ -1,0 +1,361 @@
+"""Probing: the only stage that starts processes.
+
+The plan, cheapest sound first:
+
+1. one predefined-macro dump with the user's flags (identity, arch, what the
+   user's own ``-march`` already enables), plus one with the native flag when
+   ``native`` is asked for;
+2. ONE batched translation unit that ``#include``s the probe of every
+   candidate feature, compiled once with the union of their flags.  Header
+   parsing dominates a probe (~0.25 s for ``<immintrin.h>``), so one compile
+   costs about as much as one probe;
+3. diagnostics are attributed to the probe file (or the flag) they name; the
+   failing features are dropped and the batch is compiled again without them;
+4. only when a failure cannot be attributed, every candidate is probed on its
+   own, in parallel, lowest first, skipping features whose implied features
+   already failed.
+
+A diagnostic counts against a feature unless it is a warning located inside
+some other file (a compiler header): gcc 12 warns inside ``avx512erintrin.h``,
+which must not cost a feature, while "unknown option" or "argument unused"
+warnings from the driver must.
+
+Every process goes through one ``Runner`` callable, which tests replace.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+import threading
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterable, Mapping, Sequence
+
+from .compiler import macro_satisfied, parse_macro_dump
+from .errors import CompilerError
+from .tables import PROBES_DIR, DATA_DIR, Table
+
+__all__ = ["ProcResult", "Runner", "run_process", "Session", "Outcome", "probe_features", "diagnose"]
+
+DEFAULT_TIMEOUT = 120.0
+
+
+@dataclass(frozen=True)
+class ProcResult:
+    returncode: int
+    output: str
+
+
+Runner = Callable[[Sequence[str], float], ProcResult]
+
+
+def run_process(argv: Sequence[str], timeout: float) -> ProcResult:
+    """Run one compiler process: no shell, C locale, merged output, bounded time."""
+    env = dict(os.environ, LC_ALL="C", LANG="C", LANGUAGE="C")
+    env.pop("CCACHE_DISABLE", None)
+    try:
+        proc = subprocess.run(
+            list(argv), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT, timeout=timeout, env=env, check=False,
+        )
+    except FileNotFoundError as exc:
+        raise CompilerError(f"compiler not found: '{argv[0]}' ({exc.strerror}); set CC or pass --cc") from exc
+    except PermissionError as exc:
+        raise CompilerError(f"compiler '{argv[0]}' is not executable ({exc.strerror})") from exc
+    except subprocess.TimeoutExpired as exc:
+        raise CompilerError(
+            f"compiler '{argv[0]}' did not finish within {timeout:g} s; "
+            "check that it works, or raise CCOPT_PROBE_TIMEOUT"
+        ) from exc
+    except OSError as exc:
+        raise CompilerError(f"cannot run compiler '{argv[0]}': {exc}") from exc
+    return ProcResult(proc.returncode, proc.stdout.decode("utf-8", errors="replace"))
+
+
+@dataclass(frozen=True)
+class Outcome:
+    supported: bool
+    reason: str = ""
+
+
+# --------------------------------------------------------------------------- diagnostics
+
+_LOCATED = re.compile(
+    r"^(?P<file>.+?)(?::(?P<line>\d+)(?::\d+)?|\((?P<mline>\d+)(?:,\d+)?\))\s*:\s*"
+    r"(?P<sev>fatal error|error|warning|note|remark)\b"
+)
+_CONTEXT = re.compile(r"^(In file included from |\s+from |.*: In function |.*: At top level:|\s*\|)|^\s*\d*\s*\|")
+_BAD_WORDS = re.compile(r"\b(error|warning)\b", re.IGNORECASE)
+
+
+@dataclass
+class Diagnosis:
+    bad: bool = False
+    attributed: dict[str, str] = field(default_factory=dict)
+    unattributed: list[str] = field(default_factory=list)
+
+
+def _blocks(lines: Sequence[str]) -> list[list[str]]:
+    """Group output into diagnostics: context lines, a primary line, its notes."""
+    blocks: list[list[str]] = []
+    pending: list[str] = []
+    for line in lines:
+        m = _LOCATED.match(line)
+        if m and m.group("sev") in ("note", "remark"):
+            (blocks[-1] if blocks else pending).append(line)
+        elif m or (_BAD_WORDS.search(line) and not _CONTEXT.match(line)):
+            blocks.append(pending + [line])
+            pending = []
+        else:
+            pending.append(line)
+    return blocks
+
+
+def diagnose(
+    output: str,
+    returncode: int,
+    probe_owner: Mapping[str, str],
+    flag_owner: Mapping[str, Sequence[str]],
+) -> Diagnosis:
+    """Classify a compiler's output; attribute failures to probe files or flags."""
+    diag = Diagnosis(bad=returncode != 0)
+    for block in _blocks(output.splitlines()):
+        primary = next((ln for ln in block if _LOCATED.match(ln) or _BAD_WORDS.search(ln)), block[-1])
+        m = _LOCATED.match(primary)
+        if m and m.group("sev") == "warning" and not any(p in m.group("file") for p in probe_owner):
+            continue  # a warning inside the compiler's own headers
+        if m is None and not _BAD_WORDS.search(primary):
+            continue
+        diag.bad = True
+        text = "\n".join(block)
+        owners = [name for path, name in probe_owner.items() if path in text]
+        if not owners:
+            owners = [n for flag, names in flag_owner.items() if re.search(r"(?<![\w=-])" + re.escape(flag) + r"(?![\w=.+-])", text) for n in names]
+        reason = primary.strip()
+        if owners:
+            for name in dict.fromkeys(owners):
+                diag.attributed.setdefault(name, reason)
+        else:
+            diag.unattributed.append(reason)
+    if diag.bad and not diag.attributed and not diag.unattributed:
+        diag.unattributed.append(f"compiler exited with status {returncode}" + (" (killed by a signal)" if returncode < 0 else ""))
+    return diag
+
+
+# --------------------------------------------------------------------------- session
+
+
+class Session:
+    """A compiler command plus a scratch directory; counts the processes it starts."""
+
+    def __init__(self, command: Sequence[str], args: Sequence[str], lang: str, driver: Mapping[str, object],
+                 runner: Runner | None = None, timeout: float | None = None) -> None:
+        self.command = list(command)
+        self.args = list(args)
+        self.lang = lang
+        self.driver = driver
+        self.runner: Runner = runner or run_process
+        self.timeout = timeout or float(os.environ.get("CCOPT_PROBE_TIMEOUT", DEFAULT_TIMEOUT))
+        self.processes = 0
+        self._lock = threading.Lock()
+        self._tmp = Path(tempfile.mkdtemp(prefix="ccopt-"))
+        self._n = 0
+
+    def close(self) -> None:
+        shutil.rmtree(self._tmp, ignore_errors=True)
+
+    def __enter__(self) -> "Session":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _next(self, suffix: str) -> Path:
+        with self._lock:
+            self._n += 1
+            return self._tmp / f"p{self._n}{suffix}"
+
+    def run(self, extra: Sequence[str]) -> ProcResult:
+        with self._lock:
+            self.processes += 1
+        return self.runner([*self.command, *self.args, *extra], self.timeout)
+
+    def clean(self, text: str) -> str:
+        """Make compiler output deterministic: no scratch or install paths."""
+        text = text.replace(str(self._tmp) + os.sep, "").replace(str(PROBES_DIR) + os.sep, "probes/")
+        return text.replace(str(DATA_DIR) + os.sep, "")
+
+    def dump_macros(self, flags: Sequence[str]) -> tuple[dict[str, str] | None, ProcResult]:
+        """Predefined macros with ``flags``; None when the flags are refused."""
+        dump = self.driver.get("macro_dump")
+        if not dump:
+            return None, ProcResult(1, "this compiler cannot dump its predefined macros")
+        src = self._next(".c")
+        src.write_text("\n")
+        res = self.run([*flags, *dump, *self.driver["lang"][self.lang], str(src)])  # type: ignore[index]
+        diag = diagnose(res.output.replace("#define", ""), res.returncode, {}, {})
+        if diag.bad:
+            return None, ProcResult(res.returncode or 1, self.clean(res.output))
+        return parse_macro_dump(res.output), res
+
+    def compile(self, source: Path, flags: Sequence[str]) -> ProcResult:
+        obj = self._next(str(self.driver["obj_suffix"]))
+        out = [part.replace("{out}", str(obj)) for part in self.driver["output"]]  # type: ignore[attr-defined]
+        lang = self.driver["lang"][self.lang]  # type: ignore[index]
+        return self.run([*flags, *self.driver["compile"], *lang, str(source), *out])  # type: ignore[misc]
+
+    def write_unit(self, probes: Iterable[Path]) -> Path:
+        src = self._next(".c")
+        src.write_text("".join(f'#include "{p.as_posix()}"\n' for p in probes))
+        return src
+
+    def check_trivial(self) -> None:
+        """A compiler that cannot build an empty function is an error, not 'no features'."""
+        src = self._next(".c")
+        src.write_text("int ccopt_trivial(void) { return 0; }\n")
+        res = self.compile(src, [])
+        if res.returncode != 0:
+            first = next((ln for ln in self.clean(res.output).splitlines() if ln.strip()), "")
+            raise CompilerError(
+                f"compiler '{' '.join(self.command)}' cannot compile a trivial C file"
+                f" (exit status {res.returncode}){': ' + first if first else ''}"
+            )
+
+
+# --------------------------------------------------------------------------- the plan
+
+
+def _prune(table: Table, names: Iterable[str], outcomes: dict[str, Outcome]) -> None:
+    """A feature whose implied feature failed fails too, naming the culprit."""
+    changed = True
+    while changed:
+        changed = False
+        for n in names:
+            if n in outcomes and not outcomes[n].supported:
+                continue
+            for dep in table.sort(table.closure([n]) - {n}):
+                dep_out = outcomes.get(dep)
+                if dep_out is not None and not dep_out.supported:
+                    outcomes[n] = Outcome(False, f"requires {dep}, which is unsupported")
+                    changed = True
+                    break
+
+
+def _owners(table: Table, session: Session, names: Iterable[str]) -> tuple[dict[str, str], dict[str, list[str]]]:
+    probe_owner: dict[str, str] = {}
+    flag_owner: dict[str, list[str]] = {}
+    for n in names:
+        if n in table.features:
+            probe_owner[table.features[n].probe.as_posix()] = n
+            for f in table.features[n].flags:
+                flag_owner.setdefault(f, []).append(n)
+        else:
+            probe_owner[table.extra_checks[n].probe.as_posix()] = n
+    return probe_owner, flag_owner
+
+
+def _batch(session: Session, table: Table, features: list[str], extras: list[str],
+           outcomes: dict[str, Outcome]) -> bool:
+    """Compile candidates together until the rest passes; False if a failure can't be placed."""
+    for _ in range(len(features) + len(extras) + 1):
+        live = [n for n in features if n not in outcomes]
+        live_extras = [e for e in extras if e not in outcomes and table.extra_checks[e].feature in live]
+        if not live:
+            return True
+        unit = session.write_unit([table.features[n].probe for n in live] + [table.extra_checks[e].probe for e in live_extras])
+        res = session.compile(unit, table.flags_for(live))
+        probe_owner, flag_owner = _owners(table, session, live + live_extras)
+        diag = diagnose(res.output, res.returncode, probe_owner, flag_owner)
+        if not diag.bad:
+            for n in live + live_extras:
+                outcomes[n] = Outcome(True)
+            return True
+        if diag.unattributed or not diag.attributed:
+            return False
+        for name, reason in diag.attributed.items():
+            outcomes[name] = Outcome(False, session.clean(reason))
+        _prune(table, live, outcomes)
+    return False
+
+
+def _one(session: Session, table: Table, name: str) -> Outcome:
+    is_extra = name in table.extra_checks
+    probe = table.extra_checks[name].probe if is_extra else table.features[name].probe
+    owner = table.extra_checks[name].feature if is_extra else name
+    res = session.compile(probe, table.flags_for([owner]))
+    probe_owner, flag_owner = _owners(table, session, [name])
+    diag = diagnose(res.output, res.returncode, probe_owner, flag_owner)
+    if not diag.bad:
+        return Outcome(True)
+    reason = next(iter(diag.attributed.values()), None) or (diag.unattributed or ["failed"])[0]
+    return Outcome(False, session.clean(reason))
+
+
+def _one_by_one(session: Session, table: Table, names: list[str], outcomes: dict[str, Outcome]) -> None:
+    """Probe each candidate alone, in parallel, lowest interest first, pruning above failures."""
+    feats = [n for n in table.sort(n for n in names if n in table.features) if n not in outcomes]
+    extras = [n for n in names if n in table.extra_checks and n not in outcomes]
+    running: dict[Future[Outcome], str] = {}
+    with ThreadPoolExecutor(max_workers=max(1, os.cpu_count() or 1)) as pool:
+        while feats or running:
+            _prune(table, feats, outcomes)
+            feats = [n for n in feats if n not in outcomes]
+            for n in list(feats):
+                lower = {d for d in table.closure([n]) if table.features[d].interest < table.features[n].interest}
+                if lower <= outcomes.keys():
+                    running[pool.submit(_one, session, table, n)] = n
+                    feats.remove(n)
+            if not running:
+                break
+            done, _ = wait(list(running), return_when=FIRST_COMPLETED)
+            for fut in done:
+                outcomes[running.pop(fut)] = fut.result()
+        ready = [e for e in extras if outcomes.get(table.extra_checks[e].feature, Outcome(False)).supported]
+        for e, out in zip(ready, pool.map(lambda e: _one(session, table, e), ready)):
+            outcomes[e] = out
+
+
+def _verify_own_flags(session: Session, table: Table, names: list[str], outcomes: dict[str, Outcome]) -> None:
+    """Targets whose own flags are not a plain subset of the batch flags get a cheap flag check."""
+    union = set(table.flags_for(names))
+    odd = [n for n in names if outcomes.get(n, Outcome(False)).supported and not set(table.flags_for([n])) <= union]
+    if not odd:
+        return
+    with ThreadPoolExecutor(max_workers=max(1, min(len(odd), os.cpu_count() or 1))) as pool:
+        results = list(pool.map(lambda n: session.dump_macros(table.flags_for([n])), odd))
+    for n, (macros, res) in zip(odd, results):
+        if macros is None:
+            first = next((ln for ln in res.output.splitlines() if ln.strip()), "flags refused")
+            outcomes[n] = Outcome(False, session.clean(first))
+        elif not all(macro_satisfied(m, macros) for m in table.features[n].macros):
+            outcomes[n] = Outcome(False, f"flags {' '.join(table.flags_for([n]))} do not enable {n}")
+    _prune(table, names, outcomes)
+
+
+def probe_features(session: Session, table: Table, names: Iterable[str]) -> dict[str, Outcome]:
+    """Outcome of every feature in ``names`` (closed under implication) and their extra checks."""
+    outcomes: dict[str, Outcome] = {}
+    wanted = table.sort(table.closure(names))
+    for n in wanted:
+        if table.features[n].disabled:
+            outcomes[n] = Outcome(False, table.features[n].disabled or "")
+    _prune(table, wanted, outcomes)
+    extras = [e for n in wanted for e in table.features[n].extra_checks if e in table.extra_checks]
+    if not [n for n in wanted if n not in outcomes]:
+        return outcomes
+    if not _batch(session, table, wanted, extras, outcomes):
+        session.check_trivial()
+        for n in list(outcomes):
+            if outcomes[n].supported or n in extras:
+                del outcomes[n]
+        _one_by_one(session, table, [n for n in wanted if n not in outcomes] + extras, outcomes)
+    _verify_own_flags(session, table, wanted, outcomes)
+    for e in extras:
+        if not outcomes.get(table.extra_checks[e].feature, Outcome(False)).supported:
+            outcomes[e] = Outcome(False, f"requires {table.extra_checks[e].feature}, which is unsupported")
+    return outcomes

@@ -1,0 +1,117 @@
+"""The ``cpu-baseline`` / ``cpu-dispatch`` expression grammar and its resolution.
+
+Grammar (numpy's): tokens separated by spaces or commas, case-insensitive;
+``MIN``, ``MAX``, ``NATIVE``, ``DETECT``, ``NONE``, feature names; a ``+`` or
+``-`` in front of one token adds or removes it (adding is the default), with or
+without spaces (``max-xop-fma4`` == ``max -xop -fma4``).  Removing a feature
+also removes every selected feature that implies it (Meson-era numpy).
+
+Pure: it works on token lists and on probe outcomes handed in by the caller.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Iterable, Mapping, Sequence
+
+from .errors import InputError, did_you_mean
+from .tables import Table, all_feature_names, family_of
+
+__all__ = ["SPECIAL", "Token", "tokenize", "render", "uses", "evaluate", "Resolution", "resolve"]
+
+SPECIAL = ("MIN", "MAX", "NATIVE", "DETECT", "NONE")
+_WORD = re.compile(r"[A-Za-z0-9_]+")
+
+
+@dataclass(frozen=True)
+class Token:
+    op: str  # '+' or '-'
+    word: str  # upper-case feature name or special keyword
+
+
+def _show(text: str) -> str:
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def tokenize(text: str, option: str) -> list[Token]:
+    """Parse an expression; every mistake is an InputError naming the option and token."""
+    if not isinstance(text, str):
+        raise InputError(f"{option}: expected a string, got {type(text).__name__}")
+    if not text.strip():
+        raise InputError(f"{option}: the expression is empty; use 'none' to select no features")
+    parts = [p for p in re.split(r"[\s,]+|([+-])", text) if p]
+    if not parts:
+        raise InputError(f"{option}: '{_show(text)}' holds only separators; use 'none' to select no features")
+    tokens: list[Token] = []
+    op: str | None = None
+    for part in parts:
+        if part in "+-":
+            if op is not None:
+                raise InputError(f"{option}: '{op}' must be followed by a feature name, got '{part}'")
+            op = part
+            continue
+        if not _WORD.fullmatch(part):
+            raise InputError(
+                f"{option}: invalid token '{_show(part)}'; expected feature names, "
+                f"{', '.join(s.lower() for s in SPECIAL)}, '+' or '-'"
+            )
+        word = part.upper()
+        if word not in SPECIAL and word not in all_feature_names():
+            hint = did_you_mean(word, [*all_feature_names(), *SPECIAL])
+            raise InputError(f"{option}: unknown feature '{_show(part)}'{hint}; 'ccopt-meson features' lists them")
+        tokens.append(Token(op or "+", word))
+        op = None
+    if op is not None:
+        raise InputError(f"{option}: '{op}' at the end must be followed by a feature name")
+    return tokens
+
+
+def render(tokens: Sequence[Token]) -> str:
+    """Canonical text of a token list: ``tokenize(render(t)) == t``."""
+    return " ".join((t.word if t.op == "+" else f"-{t.word}") for t in tokens)
+
+
+def uses(tokens: Iterable[Token], word: str) -> bool:
+    return any(t.word == word for t in tokens)
+
+
+def evaluate(tokens: Sequence[Token], table: Table, native: Iterable[str], detect: Iterable[str],
+             notes: list[str], option: str) -> set[str]:
+    """The set of feature names an expression selects (not yet closed under implication)."""
+    enabled = [n for n, f in table.features.items() if not f.disabled]
+    specials: Mapping[str, Iterable[str]] = {
+        "MIN": table.machine.min, "MAX": enabled, "NATIVE": native, "DETECT": detect, "NONE": (),
+    }
+    selected: set[str] = set()
+    foreign: list[str] = []
+    for tok in tokens:
+        if tok.word in specials:
+            names = set(specials[tok.word])
+        elif family_of(tok.word) != table.machine.family:
+            foreign.append(tok.word)
+            continue
+        else:
+            names = {tok.word}
+        if tok.op == "+":
+            selected |= names
+        else:
+            selected = {s for s in selected if not (table.closure([s]) & names)}
+    if foreign:
+        notes.append(f"{option}: ignored {', '.join(dict.fromkeys(foreign))}: not features of {table.machine.name}")
+    return selected
+
+
+@dataclass(frozen=True)
+class Resolution:
+    baseline: tuple[str, ...]  # low to high, closed under implication
+    dispatch: tuple[str, ...]  # high to low, baseline removed
+    requested: frozenset[str]  # every feature whose outcome matters
+
+
+def resolve(table: Table, base_sel: set[str], disp_sel: set[str], supported: Mapping[str, bool]) -> Resolution:
+    """Baseline: the supported part of the requested closure.  Dispatch: the rest, tested, highest first."""
+    base_closure = table.closure(base_sel)
+    baseline = tuple(n for n in table.sort(base_closure) if supported.get(n))
+    dispatch = tuple(n for n in table.sort(disp_sel - set(baseline), reverse=True) if supported.get(n))
+    return Resolution(baseline, dispatch, frozenset(base_closure | table.closure(disp_sel)))

@@ -1,0 +1,390 @@
+"""Feature tables: the data every other stage walks.
+
+Each CPU family has one JSON file in ``data/features/`` (validated against
+``data/schema.json``) and one probe source per feature in ``data/probes/``.
+Per-compiler facts (flag style, driver syntax, policy flags) live in
+``data/compilers.json``.  This module loads them, applies the per-machine and
+per-compiler ``overrides`` and answers graph questions (closure, ordering, flag
+merging).  It never names a feature: adding one is a data change.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Mapping, Sequence
+
+from .errors import InputError, TableError, did_you_mean
+
+__all__ = [
+    "DATA_DIR",
+    "Feature",
+    "Machine",
+    "ExtraCheck",
+    "Table",
+    "CompilerSpec",
+    "families",
+    "machines",
+    "machine_by_name",
+    "all_feature_names",
+    "family_of",
+    "compiler_spec",
+    "compilers_data",
+    "table_for",
+    "normalize_flags",
+    "data_digest",
+    "validate_schema",
+]
+
+DATA_DIR = Path(__file__).resolve().parent / "data"
+FEATURES_DIR = DATA_DIR / "features"
+PROBES_DIR = DATA_DIR / "probes"
+
+
+@dataclass(frozen=True)
+class Feature:
+    """One CPU feature as seen by one compiler on one machine."""
+
+    name: str
+    family: str
+    interest: int
+    implies: tuple[str, ...]
+    flags: tuple[str, ...]
+    headers: tuple[str, ...]
+    macros: tuple[str, ...]
+    group: tuple[str, ...]
+    extra_checks: tuple[str, ...]
+    disabled: str | None
+    runtime: Mapping[str, Any] = field(default_factory=dict, compare=False, hash=False)
+
+    @property
+    def probe(self) -> Path:
+        return PROBES_DIR / self.family / f"{self.name.lower()}.c"
+
+
+@dataclass(frozen=True)
+class ExtraCheck:
+    """An optional sub-feature (e.g. AVX512F_REDUCE): a define when its probe compiles."""
+
+    name: str
+    family: str
+    feature: str
+
+    @property
+    def probe(self) -> Path:
+        return PROBES_DIR / self.family / f"extra_{self.name.lower()}.c"
+
+
+@dataclass(frozen=True)
+class Machine:
+    name: str
+    family: str
+    meson_cpu_family: str
+    macros_any: tuple[str, ...]
+    macros_all: tuple[str, ...]
+    min: tuple[str, ...]
+
+    def matches(self, macros: Mapping[str, str]) -> bool:
+        if self.macros_all and not all(m in macros for m in self.macros_all):
+            return False
+        if self.macros_any and not any(m in macros for m in self.macros_any):
+            return False
+        return bool(self.macros_all or self.macros_any)
+
+
+@dataclass(frozen=True)
+class CompilerSpec:
+    """How to drive one compiler id (Meson's ``cc.get_id()``)."""
+
+    id: str
+    style: str
+    driver: Mapping[str, Any]
+    opt: tuple[str, ...]
+    werror: tuple[str, ...]
+    debug_patterns: tuple[str, ...]
+
+
+# --------------------------------------------------------------------------- loading
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return json.load(fh)
+    except (OSError, ValueError) as exc:
+        raise TableError(f"cannot read feature table {path.name}: {exc}") from exc
+
+
+def validate_schema(value: Any, schema: Mapping[str, Any], defs: Mapping[str, Any], where: str) -> None:
+    """Check ``value`` against the JSON-Schema subset used by ``data/schema.json``."""
+    if "$ref" in schema:
+        validate_schema(value, defs[schema["$ref"]], defs, where)
+        return
+    kind = schema.get("type")
+    checks = {
+        "object": lambda v: isinstance(v, dict),
+        "array": lambda v: isinstance(v, list),
+        "string": lambda v: isinstance(v, str),
+        "integer": lambda v: isinstance(v, int) and not isinstance(v, bool),
+        "boolean": lambda v: isinstance(v, bool),
+    }
+    if kind is not None and not checks[kind](value):
+        raise TableError(f"{where}: expected {kind}, got {json.dumps(value)[:60]}")
+    if "minimum" in schema and value < schema["minimum"]:
+        raise TableError(f"{where}: {value} is below {schema['minimum']}")
+    if "pattern" in schema and not re.search(schema["pattern"], value):
+        raise TableError(f"{where}: {value!r} does not match {schema['pattern']}")
+    if kind == "array" and "items" in schema:
+        for i, item in enumerate(value):
+            validate_schema(item, schema["items"], defs, f"{where}[{i}]")
+    if kind == "object":
+        props = schema.get("properties", {})
+        for key in schema.get("required", []):
+            if key not in value:
+                raise TableError(f"{where}: missing required key '{key}'")
+        extra = schema.get("additionalProperties", True)
+        for key, item in value.items():
+            if key in props:
+                validate_schema(item, props[key], defs, f"{where}.{key}")
+            elif extra is False:
+                raise TableError(f"{where}: unknown key '{key}'{did_you_mean(key, props)}")
+            elif isinstance(extra, dict):
+                validate_schema(item, extra, defs, f"{where}.{key}")
+
+
+@functools.lru_cache(maxsize=None)
+def _raw_family(family: str) -> Mapping[str, Any]:
+    schema = _read_json(DATA_DIR / "schema.json")
+    raw = _read_json(FEATURES_DIR / f"{family}.json")
+    validate_schema(raw, schema, schema["definitions"], f"{family}.json")
+    return raw  # type: ignore[no-any-return]
+
+
+@functools.lru_cache(maxsize=None)
+def families() -> tuple[str, ...]:
+    return tuple(sorted(p.stem for p in FEATURES_DIR.glob("*.json")))
+
+
+@functools.lru_cache(maxsize=None)
+def machines() -> tuple[Machine, ...]:
+    """Every machine of every family, in detection order."""
+    out = []
+    for fam in families():
+        for m in _raw_family(fam)["machines"]:
+            out.append(
+                Machine(
+                    name=m["name"],
+                    family=fam,
+                    meson_cpu_family=m["meson_cpu_family"],
+                    macros_any=tuple(m.get("macros_any", ())),
+                    macros_all=tuple(m.get("macros_all", ())),
+                    min=tuple(m["min"]),
+                )
+            )
+    return tuple(out)
+
+
+def machine_by_name(name: str) -> Machine:
+    for m in machines():
+        if m.name == name:
+            return m
+    raise InputError(
+        f"unknown architecture '{name}'{did_you_mean(name, (m.name for m in machines()))}; "
+        f"known: {', '.join(m.name for m in machines())}"
+    )
+
+
+@functools.lru_cache(maxsize=None)
+def all_feature_names() -> Mapping[str, str]:
+    """Feature (and extra check) name -> family, over every table."""
+    out: dict[str, str] = {}
+    for fam in families():
+        raw = _raw_family(fam)
+        for f in raw["features"]:
+            out[f["name"]] = fam
+    return out
+
+
+def family_of(name: str) -> str | None:
+    return all_feature_names().get(name)
+
+
+@functools.lru_cache(maxsize=None)
+def compilers_data() -> Mapping[str, Any]:
+    return _read_json(DATA_DIR / "compilers.json")  # type: ignore[no-any-return]
+
+
+def compiler_spec(compiler_id: str) -> CompilerSpec:
+    data = compilers_data()
+    entry = data["compilers"].get(compiler_id)
+    if entry is None:
+        # Unknown ids (e.g. 'armclang', 'nvidia_hpc') speak the GNU dialect in practice.
+        entry = data["compilers"]["gcc"]
+    return CompilerSpec(
+        id=compiler_id,
+        style=entry["style"],
+        driver=data["drivers"][entry["driver"]],
+        opt=tuple(entry["opt"]),
+        werror=tuple(entry["werror"]),
+        debug_patterns=tuple(entry["debug_patterns"]),
+    )
+
+
+# --------------------------------------------------------------------------- resolved table
+
+
+def _when_matches(when: Mapping[str, str], machine: str, style: str, compiler_id: str) -> bool:
+    wanted = {"machine": machine, "style": style, "compiler": compiler_id}
+    return all(wanted[k] == v for k, v in when.items())
+
+
+def _build_feature(raw: Mapping[str, Any], family: str, machine: str, spec: CompilerSpec, family_reason: str | None) -> Feature:
+    cur: dict[str, Any] = {
+        "implies": raw["implies"],
+        "headers": raw["headers"],
+        "macros": raw["macros"],
+        "flags": raw["flags"].get(spec.style),
+        "disable": family_reason,
+    }
+    for ov in raw.get("overrides", ()):
+        if _when_matches(ov["when"], machine, spec.style, spec.id):
+            cur.update({k: v for k, v in ov.items() if k != "when"})
+    if cur["flags"] is None and cur["disable"] is None:
+        cur["disable"] = f"no {spec.style}-style flags are known for {raw['name']}"
+    runtime = raw["runtime"].get(machine, raw["runtime"].get("*", {}))
+    return Feature(
+        name=raw["name"],
+        family=family,
+        interest=raw["interest"],
+        implies=tuple(cur["implies"]),
+        flags=tuple(cur["flags"] or ()),
+        headers=tuple(cur["headers"]),
+        macros=tuple(cur["macros"]),
+        group=tuple(raw.get("group", ())),
+        extra_checks=tuple(raw.get("extra_checks", ())),
+        disabled=cur["disable"],
+        runtime=runtime,
+    )
+
+
+@dataclass(frozen=True)
+class Table:
+    """The features of one machine as one compiler sees them."""
+
+    machine: Machine
+    spec: CompilerSpec
+    features: Mapping[str, Feature]  # ordered by interest, low to high
+    extra_checks: Mapping[str, ExtraCheck]
+    native_flags: tuple[str, ...]
+    conflicts: tuple[Mapping[str, Any], ...]
+
+    def get(self, name: str) -> Feature:
+        return self.features[name]
+
+    def closure(self, names: Iterable[str]) -> frozenset[str]:
+        """The names plus everything they imply, transitively (cycles allowed)."""
+        seen: set[str] = set()
+        todo = [n for n in names if n in self.features]
+        while todo:
+            n = todo.pop()
+            if n in seen:
+                continue
+            seen.add(n)
+            todo.extend(i for i in self.features[n].implies if i in self.features)
+        return frozenset(seen)
+
+    def sort(self, names: Iterable[str], reverse: bool = False) -> list[str]:
+        return sorted(set(names), key=lambda n: (self.features[n].interest, n), reverse=reverse)
+
+    def flags_for(self, names: Iterable[str]) -> list[str]:
+        """Cumulative, conflict-free flags enabling ``names`` and all they imply."""
+        flags: list[str] = []
+        for n in self.sort(self.closure(names)):
+            flags.extend(self.features[n].flags)
+        return normalize_flags(flags, self.conflicts)
+
+    def rank(self, target: Sequence[str]) -> int:
+        """Interest of a (multi-)target: the highest member, plus one per extra member."""
+        return max(self.features[n].interest for n in target) + len(target) - 1
+
+
+def table_for(machine: str, compiler_id: str) -> Table:
+    return _table_for(machine, compiler_id)
+
+
+@functools.lru_cache(maxsize=None)
+def _table_for(machine_name: str, compiler_id: str) -> Table:
+    machine = machine_by_name(machine_name)
+    raw = _raw_family(machine.family)
+    spec = compiler_spec(compiler_id)
+    family_reason = raw["unsupported_styles"].get(spec.style)
+    feats = [_build_feature(f, machine.family, machine.name, spec, family_reason) for f in raw["features"]]
+    feats.sort(key=lambda f: (f.interest, f.name))
+    extras = {e["name"]: ExtraCheck(e["name"], machine.family, e["feature"]) for e in raw["extra_checks"]}
+    conflicts = tuple(compilers_data()["flag_conflicts"].get(spec.style, ()))
+    return Table(
+        machine=machine,
+        spec=spec,
+        features={f.name: f for f in feats},
+        extra_checks=extras,
+        native_flags=tuple(raw["native_flag"].get(spec.style, ())),
+        conflicts=conflicts,
+    )
+
+
+# --------------------------------------------------------------------------- flags
+
+
+def _split_plus(flag: str) -> tuple[str, list[str]]:
+    head, *exts = flag.split("+")
+    return head, exts
+
+
+def normalize_flags(flags: Sequence[str], conflicts: Sequence[Mapping[str, Any]]) -> list[str]:
+    """Drop duplicates and resolve conflicting flags, later flags winning.
+
+    For each conflict rule only the last matching flag survives (``-march=``,
+    ``-mcpu=``, ``/arch:``).  With ``merge_plus`` the ``+ext`` parts of the
+    dropped flags are carried into the winner, so ``-march=armv8.2-a+fp16`` and
+    ``-march=armv8.2-a+fp16fml`` become ``-march=armv8.2-a+fp16+fp16fml``.
+    """
+    out: list[str] = []
+    for f in flags:
+        if f not in out:
+            out.append(f)
+    for rule in conflicts:
+        pat = re.compile(rule["match"])
+        hits = [i for i, f in enumerate(out) if pat.search(f)]
+        if len(hits) < 2:
+            continue
+        winner = out[hits[-1]]
+        if rule.get("merge_plus"):
+            head, own = _split_plus(winner)
+            carried: list[str] = []
+            for i in hits[:-1]:
+                carried.extend(_split_plus(out[i])[1])
+            exts = [e for e in dict.fromkeys(carried + own) if e]
+            winner = "+".join([head, *exts])
+        keep = set(hits[:-1])
+        out = [winner if i == hits[-1] else f for i, f in enumerate(out) if i not in keep]
+    return out
+
+
+# --------------------------------------------------------------------------- digest
+
+
+@functools.lru_cache(maxsize=None)
+def data_digest() -> str:
+    """sha256 over every table, schema and probe source: part of the cache key."""
+    h = hashlib.sha256()
+    for path in sorted(DATA_DIR.rglob("*")):
+        if path.is_file() and path.suffix in (".json", ".c", ".h"):
+            h.update(path.relative_to(DATA_DIR).as_posix().encode())
+            h.update(b"\0")
+            h.update(path.read_bytes())
+            h.update(b"\0")
+    return h.hexdigest()

@@ -1,0 +1,308 @@
+"""The ``ccopt-meson`` command line.
+
+Subcommands come from the ``COMMANDS`` table; ``main(argv) -> int`` is the one
+place where errors become ``ccopt-meson: error: <message>`` and an exit code
+(0 ok, 1 reported error, 2 usage).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shlex
+import sys
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from . import __version__, api, cache
+from .errors import CcoptError, InputError, did_you_mean
+
+__all__ = ["main", "COMMANDS"]
+
+
+# --------------------------------------------------------------------------- shared options
+
+
+def _compiler_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--cc", metavar="CMD", help="compiler command (default: $CC, else cc); may hold a launcher and flags")
+    p.add_argument("--cc-arg", dest="cc_argv", action="append", metavar="ARG",
+                   help="one element of the compiler command, repeatable (as Meson's cc.cmd_array() gives it)")
+    p.add_argument("--args", default=None, metavar="FLAGS",
+                   help="compile arguments (default: $CFLAGS $CPPFLAGS, or $CXXFLAGS for --lang cpp)")
+    p.add_argument("--arg", dest="arg_list", action="append", metavar="ARG", help="one compile argument, repeatable")
+    p.add_argument("--lang", choices=("c", "cpp"), default="c")
+    p.add_argument("--compiler-id", help="Meson's compiler id (gcc, clang, msvc, ...); detected when omitted")
+    p.add_argument("--compiler-version", help="compiler version as Meson knows it")
+    p.add_argument("--cpu-family", help="Meson's host cpu_family, used only if the compiler cannot tell")
+    p.add_argument("--cross", choices=("auto", "yes", "no"), default="auto", help="is this a cross build")
+    p.add_argument("--baseline", default=api.DEFAULT_BASELINE, help="cpu-baseline expression (default: %(default)s)")
+    p.add_argument("--dispatch", default=api.DEFAULT_DISPATCH, help="cpu-dispatch expression (default: %(default)s)")
+    p.add_argument("--disable-optimization", action="store_true", help="no baseline flags and no dispatch targets")
+    p.add_argument("--build-dir", metavar="DIR", help="keep the feature cache in DIR")
+    p.add_argument("--flush", action="store_true", help="delete the cache first, so everything is probed again")
+    p.add_argument("--json", action="store_true", help="print the result as JSON")
+
+
+def request_from(ns: argparse.Namespace, explain: Sequence[str] = ()) -> api.Request:
+    if ns.cc_argv:
+        command = list(ns.cc_argv)
+    else:
+        text = ns.cc if ns.cc is not None else os.environ.get("CXX" if ns.lang == "cpp" else "CC", "") or (
+            "c++" if ns.lang == "cpp" else "cc")
+        try:
+            command = shlex.split(text)
+        except ValueError as exc:
+            raise InputError(f"--cc: cannot split '{text}': {exc}") from exc
+    if ns.arg_list is not None:
+        args = list(ns.arg_list)
+    elif ns.args is not None:
+        args = shlex.split(ns.args)
+    else:
+        env = ("CXXFLAGS", "CPPFLAGS") if ns.lang == "cpp" else ("CFLAGS", "CPPFLAGS")
+        args = [a for var in env for a in shlex.split(os.environ.get(var, ""))]
+    return api.Request(
+        command=tuple(command), args=tuple(args), baseline=ns.baseline, dispatch=ns.dispatch, lang=ns.lang,
+        compiler_id=ns.compiler_id, compiler_version=ns.compiler_version, cpu_family=ns.cpu_family,
+        cross={"auto": None, "yes": True, "no": False}[ns.cross],
+        disable_optimization=ns.disable_optimization, explain=tuple(explain),
+    )
+
+
+def _print_json(doc: Any) -> None:
+    sys.stdout.write(cache.dumps(doc))
+
+
+def _rows(title: str, rows: Sequence[tuple[str, str]]) -> list[str]:
+    width = max([len(k) for k, _ in rows] + [12])
+    return [title] + [f"  {k.ljust(width)} : {v}" for k, v in rows]
+
+
+def format_report(doc: dict[str, Any], cache_file: Path | None = None) -> str:
+    comp = doc["compiler"]
+    hit = doc["cache"]["hit"]
+    state = f"hit ({cache_file})" if hit else f"miss, {doc['probes']} compiler processes"
+    if cache_file is None and not hit:
+        state = f"not used, {doc['probes']} compiler processes"
+    lines = _rows("Platform", [
+        ("Architecture", doc["arch"]),
+        ("Compiler", f"{comp['id']} {comp['version']} ({' '.join(comp['command'])})"),
+        ("Cache", state),
+    ])
+    disabled = doc["request"].get("disable_optimization")
+    lines += [""] + _rows("CPU baseline", [
+        ("Requested", "optimization disabled" if disabled else repr(doc["request"]["baseline"])),
+        ("Enabled", " ".join(doc["baseline"]["names"]) or "none"),
+        ("Flags", " ".join(doc["baseline"]["args"]) or "none"),
+    ])
+    disp = doc["dispatch"]
+    lines += [""] + _rows("CPU dispatch", [
+        ("Requested", "optimization disabled" if disabled else repr(doc["request"]["dispatch"])),
+        ("Enabled", " ".join(disp["names"]) or "none"),
+    ] + [(n, " ".join(disp["args"][n]) or "(no flags)") for n in disp["names"]])
+    missing = [(n, f["reason"]) for n, f in doc["features"].items() if f["supported"] is False]
+    if missing:
+        lines += [""] + _rows("Unsupported", missing)
+    if doc.get("notes"):
+        lines += ["", "Notes"] + [f"  {n}" for n in doc["notes"]]
+    return "\n".join(lines) + "\n"
+
+
+# --------------------------------------------------------------------------- commands
+
+
+def cmd_detect(ns: argparse.Namespace) -> int:
+    doc = api.detect(request_from(ns), build_dir=ns.build_dir, flush_first=ns.flush)
+    if ns.json:
+        _print_json(doc)
+    else:
+        path = cache.cache_path(ns.build_dir, ns.lang) if ns.build_dir else None
+        sys.stdout.write(format_report(doc, path))
+    return 0
+
+
+def explain_feature(doc: dict[str, Any], name: str) -> dict[str, Any]:
+    from .tables import family_of
+
+    name = name.upper()
+    feat = doc["features"].get(name)
+    if feat is None:
+        fam = family_of(name)
+        return {"name": name, "supported": False, "status": "foreign",
+                "reason": f"{name} is a {fam} feature; this compiler targets {doc['arch']}"}
+    status = ("baseline" if name in doc["baseline"]["names"] else
+              "dispatch" if name in doc["dispatch"]["names"] else
+              "available" if feat["supported"] else "unsupported")
+    return {"name": name, "status": status, **feat}
+
+
+def cmd_explain(ns: argparse.Namespace) -> int:
+    doc = api.detect(request_from(ns, ns.names), build_dir=ns.build_dir, flush_first=ns.flush)
+    answers = [explain_feature(doc, n) for n in ns.names]
+    if ns.json:
+        _print_json(answers)
+        return 0
+    for a in answers:
+        if a["status"] == "foreign":
+            print(f"{a['name']}: not available: {a['reason']}")
+            continue
+        verdict = {"baseline": "in the baseline", "dispatch": "a dispatch target",
+                   "available": "supported, but not requested", "unsupported": "not supported"}[a["status"]]
+        print(f"{a['name']}: {verdict}")
+        if a["reason"]:
+            print(f"  reason  : {a['reason']}")
+        print(f"  flags   : {' '.join(a['args']) or '(none)'}")
+        print(f"  implies : {' '.join(a['implies']) or '(nothing)'}")
+    return 0
+
+
+def cmd_features(ns: argparse.Namespace) -> int:
+    from .tables import machine_by_name, table_for
+
+    machine = ns.arch or api.host_machine_name()
+    table = table_for(machine_by_name(machine).name, ns.compiler_id)
+    rows = {n: {"interest": f.interest, "implies": list(f.implies), "flags": list(f.flags),
+                "closure_flags": table.flags_for([n]), "group": list(f.group),
+                "disabled": f.disabled} for n, f in table.features.items()}
+    if ns.json:
+        _print_json({"arch": machine, "compiler_id": ns.compiler_id, "min": list(table.machine.min), "features": rows})
+        return 0
+    print(f"{machine} features for {ns.compiler_id} (min: {' '.join(table.machine.min) or 'none'})")
+    for n, r in rows.items():
+        state = f"disabled: {r['disabled']}" if r["disabled"] else " ".join(r["flags"]) or "(no own flags)"
+        print(f"  {n:<12} {r['interest']:>4}  implies {' '.join(r['implies']) or '-':<24} {state}")
+    return 0
+
+
+def cmd_flush(ns: argparse.Namespace) -> int:
+    build = Path(ns.builddir)
+    if not build.is_dir():
+        raise InputError(f"build directory '{build}' does not exist")
+    removed = cache.flush(build)
+    coredata = build / "meson-private" / "coredata.dat"
+    if coredata.exists():
+        os.utime(coredata)  # build.ninja depends on it: the next ninja reconfigures
+    print(f"flushed {len(removed)} cache file(s) in {build}")
+    return 0
+
+
+def cmd_report(ns: argparse.Namespace) -> int:
+    files = sorted(Path(ns.builddir).glob("**/ccopt-features*.json"))
+    if not files:
+        raise InputError(f"no ccopt feature file under '{ns.builddir}'; configure the project first")
+    docs = [api.read(f.parent, "cpp" if f.name.endswith("-cpp.json") else "c") for f in files]
+    if ns.json:
+        _print_json(docs[0] if len(docs) == 1 else docs)
+        return 0
+    for f, doc in zip(files, docs):
+        doc = dict(doc, cache={"hit": True, "key": doc["cache"]["key"]})
+        sys.stdout.write(format_report(doc, f))
+    return 0
+
+
+def cmd_setup(ns: argparse.Namespace) -> int:
+    from .meson import run_setup
+
+    return run_setup(ns.meson_args)
+
+
+def cmd_configure(ns: argparse.Namespace) -> int:
+    from .meson import configure
+
+    return configure(ns)
+
+
+def cmd_targets(ns: argparse.Namespace) -> int:
+    from .meson import targets
+
+    return targets(ns)
+
+
+def _detect_parser(p: argparse.ArgumentParser) -> None:
+    _compiler_options(p)
+
+
+def _explain_parser(p: argparse.ArgumentParser) -> None:
+    p.add_argument("names", nargs="+", metavar="NAME")
+    _compiler_options(p)
+
+
+def _features_parser(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--arch", help="x86_64, x86, aarch64, armhf, ppc64le, ppc64, s390x, riscv64, loongarch64")
+    p.add_argument("--compiler-id", default="gcc")
+    p.add_argument("--json", action="store_true")
+
+
+def _builddir_parser(p: argparse.ArgumentParser) -> None:
+    p.add_argument("builddir")
+
+
+def _report_parser(p: argparse.ArgumentParser) -> None:
+    p.add_argument("builddir")
+    p.add_argument("--json", action="store_true")
+
+
+def _setup_parser(p: argparse.ArgumentParser) -> None:
+    p.add_argument("meson_args", nargs=argparse.REMAINDER, help="arguments for 'meson setup'")
+
+
+def _configure_parser(p: argparse.ArgumentParser) -> None:
+    _compiler_options(p)
+    p.add_argument("--output-dir", required=True, help="where ccopt_config.h goes")
+
+
+def _targets_parser(p: argparse.ArgumentParser) -> None:
+    p.add_argument("source", help="a dispatch source with a @targets statement")
+    p.add_argument("--feature-file", required=True, help="the feature file written at configure time")
+    p.add_argument("--output-dir", help="where <source>.h goes (default: the Meson build dir of the caller)")
+    p.add_argument("--lang", choices=("c", "cpp"), default=None)
+
+
+Command = tuple[str, Callable[[argparse.ArgumentParser], None], Callable[[argparse.Namespace], int]]
+COMMANDS: dict[str, Command] = {
+    "detect": ("probe the compiler and print baseline/dispatch targets", _detect_parser, cmd_detect),
+    "explain": ("why a feature is or is not available", _explain_parser, cmd_explain),
+    "features": ("print the feature table of an architecture", _features_parser, cmd_features),
+    "flush": ("delete a build directory's feature cache; the next ninja reconfigures", _builddir_parser, cmd_flush),
+    "report": ("print what a configured build directory uses", _report_parser, cmd_report),
+    "setup": ("run 'meson setup ARGS', flushing first on --reconfigure/--wipe/--clearcache", _setup_parser, cmd_setup),
+    "configure": ("(used by meson.build) detect and write ccopt_config.h", _configure_parser, cmd_configure),
+    "targets": ("(used by meson.build) targets of one dispatch source, and its header", _targets_parser, cmd_targets),
+}
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> Any:  # type: ignore[override]
+        if "invalid choice" in message and "command" in message:
+            word = message.split("'")[1] if "'" in message else ""
+            message += did_you_mean(word.upper(), [c.upper() for c in COMMANDS]).lower()
+        self.exit(2, f"ccopt-meson: error: {message}\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="ccopt-meson", description="SIMD feature detection and dispatch for Meson projects")
+    parser.add_argument("--version", action="version", version=f"ccopt-meson {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="command", parser_class=_Parser)
+    sub.required = True
+    for name, (helptext, setup, _) in COMMANDS.items():
+        setup(sub.add_parser(name, help=helptext, description=helptext))
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    ns = build_parser().parse_args(args)
+    try:
+        return COMMANDS[ns.command][2](ns)
+    except CcoptError as exc:
+        print(f"ccopt-meson: error: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("ccopt-meson: error: interrupted", file=sys.stderr)
+        return 1
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

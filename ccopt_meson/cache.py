@@ -111,9 +111,9 @@ def store(path: Path, doc: dict[str, Any]) -> None:
 
 
 def flush(build_dir: str | os.PathLike[str]) -> list[Path]:
-    """Delete every cache file in ``build_dir``; the next detection probes again."""
+    """Delete every cache file under ``build_dir`` (subprojects included); the next detection probes again."""
     removed = []
-    for path in sorted(Path(build_dir).glob(FILE_NAME.format(suffix="*"))):
+    for path in sorted(Path(build_dir).rglob(FILE_NAME.format(suffix="*"))):
         try:
             path.unlink()
             removed.append(path)

@@ -44,7 +44,7 @@ def _compiler_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print the result as JSON")
 
 
-def request_from(ns: argparse.Namespace, explain: Sequence[str] = ()) -> api.Request:
+def request_from(ns: argparse.Namespace, explain: Sequence[str] = (), env_flags: bool = True) -> api.Request:
     if ns.cc_argv:
         command = list(ns.cc_argv)
     else:
@@ -58,6 +58,8 @@ def request_from(ns: argparse.Namespace, explain: Sequence[str] = ()) -> api.Req
         args = list(ns.arg_list)
     elif ns.args is not None:
         args = shlex.split(ns.args)
+    elif not env_flags:
+        args = []
     else:
         env = ("CXXFLAGS", "CPPFLAGS") if ns.lang == "cpp" else ("CFLAGS", "CPPFLAGS")
         args = [a for var in env for a in shlex.split(os.environ.get(var, ""))]
@@ -248,7 +250,8 @@ def _setup_parser(p: argparse.ArgumentParser) -> None:
 
 def _configure_parser(p: argparse.ArgumentParser) -> None:
     _compiler_options(p)
-    p.add_argument("--output-dir", required=True, help="where ccopt_config.h goes")
+    p.add_argument("--output-dir", required=True, help="the subproject's build dir: the cache and ccopt_config.h")
+    p.add_argument("--write-config", action="store_true", help="write ccopt_config.h for this language")
 
 
 def _targets_parser(p: argparse.ArgumentParser) -> None:

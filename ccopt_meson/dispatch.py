@@ -1,0 +1,211 @@
+"""Dispatch sources: numpy's ``@targets`` statement and the targets it yields.
+
+A dispatch source declares, in a C comment, which targets it is compiled for::
+
+    /*@targets $maxopt baseline avx2 avx512_skx (fma3 avx2) asimd vsx2 */
+
+Names are case-insensitive; ``baseline`` also builds the baseline version;
+``( ... )`` is one multi-feature target; policies start with ``$``.  Names of
+other architectures are skipped (one source serves every architecture).
+Parsing is pure; ``select`` applies the detection document of a build.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+from .errors import DispatchSourceError, InputError, did_you_mean
+from .tables import Table, all_feature_names, family_of, table_for
+
+__all__ = ["POLICIES", "Statement", "parse_text", "parse_file", "render", "Target", "select", "target_name"]
+
+POLICIES = ("KEEP_BASELINE", "KEEP_SORT", "MAXOPT", "WERROR", "AUTOVEC")
+MAX_LINES = 1000
+_SPLIT = re.compile(r"[\s*,/]+|([()])")
+
+
+@dataclass(frozen=True)
+class Statement:
+    """What a ``@targets`` statement says, before any compiler is consulted."""
+
+    baseline: bool
+    targets: tuple[tuple[str, ...], ...]  # each a single name or a multi-feature group, as written
+    policies: frozenset[str]
+    line: int
+
+
+def _fail(where: str, line: int, message: str) -> DispatchSourceError:
+    return DispatchSourceError(f"{where}:{line}: {message}")
+
+
+def _statement_text(text: str, where: str) -> tuple[str, int]:
+    lines = text.splitlines()
+    for i, line in enumerate(lines[:MAX_LINES]):
+        pos = line.find("@targets")
+        if pos < 0:
+            continue
+        body = [line[pos + len("@targets"):]]
+        if line[:pos].rstrip().endswith("//"):
+            for nxt in lines[i + 1:]:
+                if not nxt.lstrip().startswith("//"):
+                    break
+                body.append(nxt.lstrip()[2:])
+            return "\n".join(body), i + 1
+        for nxt in [None, *lines[i + 1:]]:
+            if nxt is not None:
+                body.append(nxt)
+            joined = "\n".join(body)
+            end = joined.find("*/")
+            if end >= 0:
+                return joined[:end], i + 1
+        raise _fail(where, i + 1, "the @targets comment is not closed with '*/'")
+    raise _fail(where, 1, "no '@targets' statement found in a comment of the first 1000 lines")
+
+
+def parse_text(text: str, where: str = "<source>") -> Statement:
+    body, line = _statement_text(text, where)
+    tokens = [t for t in _SPLIT.split(body) if t]
+    if not tokens:
+        raise _fail(where, line, "the @targets statement is empty")
+    baseline = False
+    policies: set[str] = set()
+    targets: list[tuple[str, ...]] = []
+    group: list[str] | None = None
+    known = all_feature_names()
+    for tok in tokens:
+        up = tok.upper()
+        if tok == "(":
+            if group is not None:
+                raise _fail(where, line, "nested '(' in @targets")
+            group = []
+        elif tok == ")":
+            if group is None:
+                raise _fail(where, line, "')' without a matching '('")
+            if not group:
+                raise _fail(where, line, "empty group '()' in @targets")
+            targets.append(tuple(group))
+            group = None
+        elif up == "BASELINE":
+            if group is not None:
+                raise _fail(where, line, "'baseline' cannot be part of a group")
+            baseline = True
+        elif tok.startswith("$"):
+            name = up[1:]
+            if group is not None:
+                raise _fail(where, line, f"policy '{tok}' cannot be part of a group")
+            if name not in POLICIES:
+                valid = ", ".join("$" + p.lower() for p in POLICIES)
+                raise _fail(where, line, f"unknown policy '{tok}'{did_you_mean(name, POLICIES).lower()}; valid: {valid}")
+            policies.add(name)
+        elif tok.startswith("#"):
+            raise _fail(where, line, f"target groups ('{tok}') are not supported; list the targets")
+        elif tok[0] in "+-":
+            raise _fail(where, line, f"'{tok}': '+' and '-' are not allowed in @targets")
+        elif re.fullmatch(r"[A-Za-z0-9_]+", tok):
+            if up not in known:
+                raise _fail(where, line, f"unknown target '{tok}'{did_you_mean(up, known)}")
+            if group is not None:
+                group.append(up)
+            else:
+                targets.append((up,))
+        else:
+            raise _fail(where, line, f"invalid token '{tok[:40]}' in @targets")
+    if group is not None:
+        raise _fail(where, line, "'(' is not closed in @targets")
+    return Statement(baseline, tuple(dict.fromkeys(targets)), frozenset(policies), line)
+
+
+def parse_file(path: str | Path) -> Statement:
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8", errors="replace")
+    except FileNotFoundError as exc:
+        raise InputError(f"dispatch source '{p}' does not exist") from exc
+    except OSError as exc:
+        raise InputError(f"cannot read dispatch source '{p}': {exc.strerror}") from exc
+    return parse_text(text, p.name)
+
+
+def render(st: Statement) -> str:
+    """Canonical text: ``parse_text('/*@targets ' + render(s) + '*/')`` equals ``s`` (line aside)."""
+    words = ["$" + p.lower() for p in POLICIES if p in st.policies]
+    words += ["baseline"] if st.baseline else []
+    words += [t[0] if len(t) == 1 else "(" + " ".join(t) + ")" for t in st.targets]
+    return " ".join(words)
+
+
+@dataclass(frozen=True)
+class Target:
+    name: str  # e.g. AVX2, FMA3__AVX2, BASELINE
+    members: tuple[str, ...]
+    args: tuple[str, ...]
+
+
+def target_name(members: Sequence[str]) -> str:
+    return "__".join(members)
+
+
+def _defines(table: Table, doc: Mapping[str, Any], members: Sequence[str]) -> list[str]:
+    names: list[str] = []
+    for n in table.sort(table.closure(members)):
+        f = doc["features"][n]
+        names += [n, *f["group"], *(e for e, ok in f["extra_checks"].items() if ok)]
+    return [f"-DCCOPT_HAVE_{n}=1" for n in dict.fromkeys(names)]
+
+
+def baseline_args(doc: Mapping[str, Any]) -> list[str]:
+    """Compile args of the baseline: flags plus CCOPT_HAVE_* defines."""
+    if doc.get("family") is None or not doc["baseline"]["names"]:
+        return list(doc["baseline"]["args"])
+    table = table_for(doc["arch"], doc["compiler"]["id"])
+    return [*doc["baseline"]["args"], *_defines(table, doc, doc["baseline"]["names"])]
+
+
+def select(st: Statement, doc: Mapping[str, Any]) -> list[Target]:
+    """The targets of one source for one build, highest first, then BASELINE if asked for."""
+    extra: list[str] = []
+    if "MAXOPT" in st.policies or "AUTOVEC" in st.policies:
+        extra += [] if doc["policy"]["debug"] else list(doc["policy"]["opt"])
+    if "WERROR" in st.policies:
+        extra += list(doc["policy"]["werror"])
+    base_args = baseline_args(doc)
+    out: list[Target] = []
+    if doc.get("family") is not None:
+        table = table_for(doc["arch"], doc["compiler"]["id"])
+        chosen = _choose(st, doc, table)
+        for members in chosen:
+            name = target_name(members)
+            args = [*table.flags_for(members), *_defines(table, doc, members), *extra, f"-DCCOPT_TARGET={name}"]
+            out.append(Target(name, members, tuple(args)))
+    if st.baseline:
+        out.append(Target("BASELINE", (), (*base_args, *extra, "-DCCOPT_TARGET=BASELINE")))
+    return out
+
+
+def _choose(st: Statement, doc: Mapping[str, Any], table: Table) -> list[tuple[str, ...]]:
+    baseline = set(doc["baseline"]["names"])
+    enabled = baseline | set(doc["dispatch"]["names"])
+    family = table.machine.family
+    chosen: list[tuple[str, ...]] = []
+    for t in st.targets:
+        if any(family_of(n) != family for n in t) or not all(n in enabled for n in t):
+            continue
+        # drop members implied by another member ("ahead"); if all imply each other keep the highest
+        ahead = [n for n in t if not any(m != n and n in table.closure([m]) for m in t)]
+        members = tuple(table.sort(ahead)) if ahead else (table.sort(t)[-1],)
+        if members not in chosen:
+            chosen.append(members)
+    if "KEEP_BASELINE" not in st.policies:
+        chosen = [m for m in chosen if not all(n in baseline for n in m)]
+    # mutual implication ties (e.g. MSVC's FMA3 <-> AVX2) keep the higher feature only
+    chosen = [m for m in chosen if not (len(m) == 1 and any(
+        o != m and len(o) == 1 and m[0] in table.closure(o) and o[0] in table.closure(m)
+        and table.rank(o) > table.rank(m) for o in chosen))]
+    if "AUTOVEC" in st.policies:
+        chosen = [m for m in chosen if all(doc["features"][n]["autovec"] for n in m)]
+    if "KEEP_SORT" not in st.policies:
+        chosen.sort(key=lambda m: table.rank(m), reverse=True)
+    return chosen

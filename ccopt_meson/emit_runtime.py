@@ -1,0 +1,299 @@
+"""Generate ``runtime/ccopt_cpu_table.h``, the data the C runtime library walks.
+
+The header has two parts.  The public part (always visible) is one enum of
+feature ids covering every family, numbered in family order and then in
+interest order, so ``CCOPT_CPU_HAVE(AVX2)`` works in any translation unit.  The
+data part, compiled only where ``CCOPT_CPU_TABLE_DATA`` is defined (that is,
+in ``ccopt_cpu.c``), holds the names and, for the one machine the compiler
+targets, the detection recipe of each feature and the transitive closure of
+its implications.  The C code never names a feature: it walks these arrays.
+
+Regenerate with ``python -m ccopt_meson.emit_runtime > ccopt_meson/runtime/ccopt_cpu_table.h``.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+import textwrap
+from dataclasses import dataclass
+from typing import Any, Iterable, Mapping, Sequence
+
+from .tables import Machine, Table, families, machines, table_for
+
+__all__ = ["HEADER_NAME", "COMPILER_ID", "runtime_table_header", "feature_ids", "main"]
+
+HEADER_NAME = "ccopt_cpu_table.h"
+# Runtime implications are hardware facts; GCC's table states them without the
+# per-compiler flag bundling (MSVC's /arch:AVX2 makes FMA3 imply AVX2, say).
+COMPILER_ID = "gcc"
+_REGS = ("eax", "ebx", "ecx", "edx")
+# Microarchitecture levels (x86-64-v2 ...) are ordinary features named <ARCH>_V<n>.
+_LEVEL = re.compile(r"_V[0-9]+$")
+
+
+@dataclass(frozen=True)
+class _CpuidBit:
+    leaf: int
+    subleaf: int
+    reg: int
+    bit: int
+
+
+def _first_tables() -> dict[str, Table]:
+    """One table per family (feature names and order do not vary by machine)."""
+    out: dict[str, Table] = {}
+    for m in machines():
+        out.setdefault(m.family, table_for(m.name, COMPILER_ID))
+    return out
+
+
+def feature_ids() -> dict[str, int]:
+    """Feature name -> enum value: family order, then interest order."""
+    tables = _first_tables()
+    names = [n for fam in families() if fam in tables for n in tables[fam].features]
+    return {n: i for i, n in enumerate(names)}
+
+
+def _c_string(text: str) -> str:
+    if not re.fullmatch(r"[A-Za-z0-9_.\-]*", text):
+        raise ValueError(f"refusing to emit {text!r} as a C string literal")
+    return f'"{text}"'
+
+
+def _machine_condition(m: Machine) -> str:
+    parts: list[str] = []
+    if m.macros_all:
+        parts.append(" && ".join(f"defined({x})" for x in m.macros_all))
+    if m.macros_any:
+        parts.append("(" + " || ".join(f"defined({x})" for x in m.macros_any) + ")")
+    return " && ".join(parts) if parts else "0"
+
+
+def _cpuid_bits(recipe: Mapping[str, Any], where: str) -> list[_CpuidBit]:
+    bits: list[_CpuidBit] = []
+    for entry in recipe.get("cpuid", ()):
+        leaf, subleaf, reg, bit = entry
+        if reg not in _REGS or not 0 <= bit < 32 or not 0 <= leaf < 2**32 or not 0 <= subleaf < 2**32:
+            raise ValueError(f"{where}: bad cpuid entry {entry!r}")
+        bits.append(_CpuidBit(leaf, subleaf, _REGS.index(reg), bit))
+    return bits
+
+
+def _mask(bits: Iterable[int], where: str) -> int:
+    out = 0
+    for b in bits:
+        if not 0 <= b < 64:
+            raise ValueError(f"{where}: hwcap bit {b} out of range")
+        out |= 1 << b
+    return out
+
+
+class _Lines:
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+
+    def add(self, *lines: str) -> None:
+        self.lines.extend(lines)
+
+
+def _emit_enum(out: _Lines, ids: Mapping[str, int]) -> None:
+    tables = _first_tables()
+    out.add(
+        "/* Feature ids: one enum for every family, in family order, then interest order. */",
+        "enum ccopt_cpu_feature_id {",
+    )
+    for fam in families():
+        if fam not in tables:
+            continue
+        out.add(f"    /* {fam} */")
+        for name in tables[fam].features:
+            out.add(f"    CCOPT_CPU_{name} = {ids[name]},")
+    out.add(f"    CCOPT_CPU_MAX_FEATURE = {len(ids)}", "};")
+
+
+def _emit_common_data(out: _Lines, ids: Mapping[str, int]) -> None:
+    text_max = sum(len(n) + 1 for n in ids) + 1
+    out.add(
+        "/* Room for every name, each followed by one separator, plus the NUL. */",
+        f"#define CCOPT_CPU_NAMES_TEXT_MAX {text_max}",
+        "",
+        "static const char *const ccopt_cpu_names[CCOPT_CPU_MAX_FEATURE] = {",
+    )
+    out.add(*(f"    {_c_string(n)}," for n in ids))
+    out.add("};", "", "/* 1 when the build's baseline includes the feature (-DCCOPT_HAVE_<NAME>). */")
+    for name in ids:
+        out.add(
+            f"#ifdef CCOPT_HAVE_{name}",
+            f"#define CCOPT_CPU_BASE_{name} 1",
+            "#else",
+            f"#define CCOPT_CPU_BASE_{name} 0",
+            "#endif",
+        )
+    out.add(
+        "",
+        "/* One (leaf, subleaf) pair that cpuid is asked for. */",
+        "typedef struct ccopt_cpu_leaf {",
+        "    unsigned long leaf, subleaf;",
+        "} ccopt_cpu_leaf;",
+        "",
+        "/* One bit that must be set: leaf index into ccopt_cpu_leaves, register (0 eax, 1 ebx, 2 ecx, 3 edx). */",
+        "typedef struct ccopt_cpu_cpuid_bit {",
+        "    unsigned char leaf, reg, bit;",
+        "} ccopt_cpu_cpuid_bit;",
+        "",
+        "/* How one feature is detected on this machine; absent methods are zero. */",
+        "typedef struct ccopt_cpu_recipe {",
+        "    int id;                         /* CCOPT_CPU_<NAME> */",
+        "    unsigned char always;           /* part of the architecture */",
+        "    unsigned char baseline;         /* CCOPT_HAVE_<NAME> was defined at build time */",
+        "    unsigned char cpuid;            /* detectable with cpuid: all cpuid bits set and XCR0 ok */",
+        "    unsigned char auxv;             /* detectable with AT_HWCAP/AT_HWCAP2 */",
+        "    int cpuid_first, cpuid_count;   /* slice of ccopt_cpu_cpuid_bits */",
+        "    unsigned long xcr0;             /* XCR0 state bits the OS must enable */",
+        "    unsigned long long hwcap;       /* AT_HWCAP bits that must all be set */",
+        "    unsigned long long hwcap2;      /* AT_HWCAP2 bits that must all be set */",
+        "    const char *sysctl;             /* macOS sysctlbyname() name, or NULL */",
+        "    int win_pf;                     /* Windows IsProcessorFeaturePresent() id, or 0 */",
+        "    int implies_first, implies_count; /* slice of ccopt_cpu_implies: the closure */",
+        "} ccopt_cpu_recipe;",
+    )
+
+
+def _emit_machine(out: _Lines, m: Machine, ids: Mapping[str, int]) -> None:
+    table = table_for(m.name, COMPILER_ID)
+    leaves: list[tuple[int, int]] = []
+    bits: list[str] = []
+    implies: list[str] = []
+    implies_count = 0
+    recipes: list[str] = []
+    levels: list[str] = []
+    uses = {"cpuid": False, "auxv": False, "sysctl": False, "win_pf": False}
+    for name, feat in table.features.items():
+        where = f"{m.name}: {name}"
+        rt = feat.runtime
+        fields = [f".id = CCOPT_CPU_{name}", f".baseline = CCOPT_CPU_BASE_{name}"]
+        if rt.get("always"):
+            fields.append(".always = 1")
+        if "cpuid" in rt:
+            uses["cpuid"] = True
+            cb = _cpuid_bits(rt, where)
+            for b in cb:
+                if (b.leaf, b.subleaf) not in leaves:
+                    leaves.append((b.leaf, b.subleaf))
+            fields.append(f".cpuid = 1, .cpuid_first = {len(bits)}, .cpuid_count = {len(cb)}")
+            if rt.get("xcr0", 0):
+                fields.append(f".xcr0 = 0x{rt['xcr0']:x}UL")
+            bits.extend(f"{{{leaves.index((b.leaf, b.subleaf))}, {b.reg}, {b.bit}}}, /* {name}: "
+                        f"leaf 0x{b.leaf:x}.{b.subleaf} {_REGS[b.reg]} bit {b.bit} */" for b in cb)
+        if "hwcap" in rt or "hwcap2" in rt:
+            uses["auxv"] = True
+            fields.append(".auxv = 1")
+            for key in ("hwcap", "hwcap2"):
+                if rt.get(key):
+                    bit_set = sorted(set(rt[key]))
+                    word = "bit" if len(bit_set) == 1 else "bits"
+                    fields.append(f".{key} = 0x{_mask(bit_set, where):x}ULL /* {word} "
+                                  f"{', '.join(map(str, bit_set))} */")
+        if "sysctl" in rt:
+            uses["sysctl"] = True
+            fields.append(f".sysctl = {_c_string(rt['sysctl'])}")
+        if "win_pf" in rt:
+            if rt["win_pf"] <= 0:
+                raise ValueError(f"{where}: win_pf must be positive")
+            uses["win_pf"] = True
+            fields.append(f".win_pf = {rt['win_pf']}")
+        closure = sorted(table.closure([name]) - {name}, key=lambda n: ids[n])
+        fields.append(f".implies_first = {implies_count}, .implies_count = {len(closure)}")
+        if closure:
+            text = f"/* {name} */ " + " ".join(f"CCOPT_CPU_{n}," for n in closure)
+            implies.extend(textwrap.wrap(text, 96, subsequent_indent="    ", break_on_hyphens=False))
+            implies_count += len(closure)
+        recipes.append("{" + ", ".join(fields) + "},")
+        if _LEVEL.search(name):
+            levels.append(f"CCOPT_CPU_{name},")
+
+    out.add(f'#define CCOPT_CPU_MACHINE "{m.name}"')
+    for key, used in uses.items():
+        out.add(f"#define CCOPT_CPU_USES_{key.upper()} {int(used)}")
+    _emit_array(out, "ccopt_cpu_leaf", "ccopt_cpu_leaves", "CCOPT_CPU_NLEAVES",
+                [f"{{0x{leaf:x}UL, {sub}UL}}," for leaf, sub in leaves], "{0UL, 0UL},")
+    _emit_array(out, "ccopt_cpu_cpuid_bit", "ccopt_cpu_cpuid_bits", "CCOPT_CPU_NCPUID_BITS", bits, "{0, 0, 0},")
+    _emit_array(out, "int", "ccopt_cpu_implies", "CCOPT_CPU_NIMPLIES", implies, "0,", implies_count)
+    _emit_array(out, "ccopt_cpu_recipe", "ccopt_cpu_recipes", "CCOPT_CPU_NRECIPES", recipes, "{.id = 0},")
+    _emit_array(out, "int", "ccopt_cpu_levels", "CCOPT_CPU_NLEVELS", levels, "0,")
+
+
+def _emit_array(out: _Lines, ctype: str, name: str, count: str, rows: Sequence[str], filler: str,
+                n: int | None = None) -> None:
+    """A static array plus its element count; C forbids empty arrays, so a filler row stands in."""
+    out.add(f"#define {count} {len(rows) if n is None else n}", f"static const {ctype} {name}[] = {{")
+    out.add(*(f"    {r}" for r in rows) if rows else (f"    {filler} /* unused: {count} is 0 */",))
+    out.add("};")
+
+
+def _emit_unknown(out: _Lines) -> None:
+    out.add('#define CCOPT_CPU_MACHINE "unknown"')
+    for key in ("cpuid", "auxv", "sysctl", "win_pf"):
+        out.add(f"#define CCOPT_CPU_USES_{key.upper()} 0")
+    _emit_array(out, "ccopt_cpu_leaf", "ccopt_cpu_leaves", "CCOPT_CPU_NLEAVES", [], "{0UL, 0UL},")
+    _emit_array(out, "ccopt_cpu_cpuid_bit", "ccopt_cpu_cpuid_bits", "CCOPT_CPU_NCPUID_BITS", [], "{0, 0, 0},")
+    _emit_array(out, "int", "ccopt_cpu_implies", "CCOPT_CPU_NIMPLIES", [], "0,")
+    _emit_array(out, "ccopt_cpu_recipe", "ccopt_cpu_recipes", "CCOPT_CPU_NRECIPES", [], "{.id = 0},")
+    _emit_array(out, "int", "ccopt_cpu_levels", "CCOPT_CPU_NLEVELS", [], "0,")
+
+
+def runtime_table_header() -> str:
+    """The text of ``ccopt_cpu_table.h``: deterministic, no paths, no timestamps."""
+    ids = feature_ids()
+    out = _Lines()
+    out.add(
+        "/* ccopt_cpu_table.h: CPU feature ids, names and runtime detection recipes.",
+        " *",
+        " * Generated by `python -m ccopt_meson.emit_runtime` from ccopt_meson/data/features/<family>.json.",
+        " * Do not edit: change the tables and regenerate.  Include ccopt_cpu.h instead of this file.",
+        " */",
+        "#ifndef CCOPT_CPU_TABLE_H",
+        "#define CCOPT_CPU_TABLE_H",
+        "",
+    )
+    _emit_enum(out, ids)
+    out.add(
+        "",
+        "#endif /* CCOPT_CPU_TABLE_H */",
+        "",
+        "/* The data below is for ccopt_cpu.c only, which defines CCOPT_CPU_TABLE_DATA. */",
+        "#if defined(CCOPT_CPU_TABLE_DATA) && !defined(CCOPT_CPU_TABLE_DATA_H)",
+        "#define CCOPT_CPU_TABLE_DATA_H",
+        "",
+    )
+    _emit_common_data(out, ids)
+    keyword = "#if"
+    for m in machines():
+        out.add("", f"{keyword} {_machine_condition(m)} /* {m.name} */")
+        _emit_machine(out, m, ids)
+        keyword = "#elif"
+    out.add("", "#else /* any other machine: nothing is detected */")
+    _emit_unknown(out)
+    out.add("#endif", "", "#endif /* CCOPT_CPU_TABLE_DATA */")
+    return "\n".join(out.lines) + "\n"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Print the header on stdout (``python -m ccopt_meson.emit_runtime > ccopt_cpu_table.h``)."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    if args:
+        print("usage: python -m ccopt_meson.emit_runtime > ccopt_cpu_table.h", file=sys.stderr)
+        return 2
+    text = runtime_table_header()
+    buffer = getattr(sys.stdout, "buffer", None)
+    if buffer is not None:  # bytes: no CRLF translation on Windows
+        buffer.write(text.encode("ascii"))
+        buffer.flush()
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,122 @@
+"""The Meson side of the CLI: ``configure`` and ``targets`` (run by meson.build), ``setup``.
+
+``meson.build`` runs ``configure`` once per language with ``run_command`` and
+reads back tab-separated ``key<TAB>value value ...`` lines (values never hold
+spaces or tabs: they are names and table flags).
+
+Flush on an explicit reconfigure: Meson runs ninja's automatic regeneration
+and ``meson setup --reconfigure`` through the same code path, and tells a
+``run_command`` script nothing about which one it is.  What the helper can see
+is its parent, the Meson process: on Linux ``/proc/<ppid>/cmdline`` reads
+``meson setup --reconfigure BUILDDIR`` for the explicit case and
+``meson --internal regenerate ...`` for ninja's.  Only the first flushes the
+cache.  Where ``/proc`` does not exist, ``ccopt-meson setup --reconfigure``
+flushes before starting Meson, and ``CCOPT_FLUSH=1`` forces a flush anywhere.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any, Sequence
+
+from . import api, cache, dispatch, emit
+from .errors import InputError
+
+__all__ = ["configure", "targets", "run_setup", "explicit_reconfigure", "parent_argv"]
+
+FLUSH_FLAGS = ("--reconfigure", "--wipe", "--clearcache")
+
+
+def parent_argv() -> list[str] | None:
+    """The parent process's command line, where the OS tells it (Linux)."""
+    try:
+        raw = Path(f"/proc/{os.getppid()}/cmdline").read_bytes()
+    except OSError:
+        return None
+    return [a.decode("utf-8", "replace") for a in raw.split(b"\0") if a]
+
+
+def explicit_reconfigure(argv: Sequence[str] | None) -> bool:
+    if os.environ.get("CCOPT_FLUSH", "") not in ("", "0"):
+        return True
+    if not argv or "--internal" in argv:
+        return False
+    return any(a in ("--reconfigure", "--clearcache") for a in argv)
+
+
+def _emit_lines(doc: dict[str, Any], path: Path) -> list[str]:
+    base_args = dispatch.baseline_args(doc)
+    lines = [
+        ("arch", doc["arch"]),
+        ("compiler", f"{doc['compiler']['id']}-{doc['compiler']['version']}".replace(" ", "_")),
+        ("baseline_names", " ".join(doc["baseline"]["names"])),
+        ("baseline_args", " ".join(base_args)),
+        ("dispatch_names", " ".join(doc["dispatch"]["names"])),
+        ("cache_hit", "true" if doc["cache"]["hit"] else "false"),
+        ("probes", str(doc["probes"])),
+        ("feature_file", str(path.resolve())),
+    ]
+    st = dispatch.Statement(True, tuple((n,) for n in doc["dispatch"]["names"]), frozenset({"KEEP_SORT"}), 0)
+    for t in dispatch.select(st, doc):
+        lines.append((f"target:{t.name}", " ".join(t.args)))
+    return [f"{k}\t{v}" for k, v in lines]
+
+
+def configure(ns: argparse.Namespace) -> int:
+    from .cli import request_from
+
+    out_dir = Path(ns.output_dir)
+    flush = ns.flush or explicit_reconfigure(parent_argv())
+    doc = api.detect(request_from(ns, env_flags=False), build_dir=ns.build_dir or out_dir, flush_first=flush)
+    if ns.write_config:
+        emit.write_if_changed(out_dir / "ccopt_config.h", emit.config_header(doc))
+    path = cache.cache_path(ns.build_dir or out_dir, ns.lang)
+    sys.stdout.write("\n".join(_emit_lines(doc, path)) + "\n")
+    return 0
+
+
+def targets(ns: argparse.Namespace) -> int:
+    """Targets of one dispatch source: ``NAME<TAB>args`` lines; writes ``<source>.h``."""
+    doc = _read_feature_file(Path(ns.feature_file))
+    st = dispatch.parse_file(ns.source)
+    chosen = dispatch.select(st, doc)
+    out_dir = Path(ns.output_dir) if ns.output_dir else _caller_build_dir()
+    emit.write_if_changed(out_dir / emit.header_name(ns.source), emit.dispatch_header(ns.source, chosen))
+    for t in chosen:
+        sys.stdout.write(f"{t.name}\t{' '.join(t.args)}\n")
+    return 0
+
+
+def _caller_build_dir() -> Path:
+    root = os.environ.get("MESON_BUILD_ROOT")
+    if not root:
+        raise InputError("--output-dir is required outside Meson (MESON_BUILD_ROOT is not set)")
+    return Path(root) / os.environ.get("MESON_SUBDIR", "")
+
+
+def _read_feature_file(path: Path) -> dict[str, Any]:
+    lang = "cpp" if path.name.endswith("-cpp.json") else "c"
+    if path.name not in (cache.cache_path(".", lang).name,):
+        raise InputError(f"--feature-file: '{path}' is not a ccopt feature file (ccopt-features.json)")
+    return api.read(path.parent, lang)
+
+
+def _meson_command() -> list[str]:
+    found = shutil.which("meson")
+    return [found] if found else [sys.executable, "-m", "mesonbuild.mesonmain"]
+
+
+def run_setup(args: Sequence[str]) -> int:
+    """``meson setup ARGS``; with --reconfigure/--wipe/--clearcache the caches are flushed first."""
+    args = list(args[1:]) if args[:1] == ["--"] else list(args)
+    for cand in (a for a in args if not a.startswith("-")) if any(a in FLUSH_FLAGS for a in args) else ():
+        if (Path(cand) / "meson-private" / "coredata.dat").exists():
+            cache.flush(cand)
+    # Meson's own configure run sees CCOPT_FLUSH too, on every OS (no /proc needed).
+    env = dict(os.environ, CCOPT_FLUSH="1") if any(a in FLUSH_FLAGS for a in args) else None
+    return subprocess.call([*_meson_command(), "setup", *args], env=env)

@@ -1,0 +1,564 @@
+/* ccopt_cpu.c: runtime CPU feature detection, walking ccopt_cpu_table.h.
+ *
+ * Nothing here names a feature: the generated table gives, for the machine
+ * this file is compiled for, each feature's detection recipe and the closure
+ * of its implications.  See ccopt_cpu.h for the interface.
+ */
+#if defined(_MSC_VER) && !defined(_CRT_SECURE_NO_WARNINGS)
+#define _CRT_SECURE_NO_WARNINGS /* getenv() and fopen() are fine here */
+#endif
+
+#define CCOPT_CPU_TABLE_DATA
+#include "ccopt_cpu.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------------------ backends */
+
+#if CCOPT_CPU_USES_CPUID && (defined(__GNUC__) || defined(_MSC_VER))
+#define CCOPT__CPUID 1
+#if defined(_MSC_VER)
+#include <intrin.h>
+#include <immintrin.h>
+#else
+#include <cpuid.h>
+#endif
+#else
+#define CCOPT__CPUID 0
+#endif
+
+#if CCOPT_CPU_USES_AUXV && defined(__linux__)
+#define CCOPT__AUXV 1
+#define CCOPT__GETAUXVAL 0
+#if !defined(CCOPT_CPU_NO_GETAUXVAL)
+#if defined(__has_include)
+#if __has_include(<sys/auxv.h>)
+#undef CCOPT__GETAUXVAL
+#define CCOPT__GETAUXVAL 1
+#endif
+#elif defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 16))
+#undef CCOPT__GETAUXVAL
+#define CCOPT__GETAUXVAL 1 /* getauxval() is in glibc since 2.16 */
+#endif
+#endif
+#if CCOPT__GETAUXVAL
+#include <sys/auxv.h>
+#endif
+#else
+#define CCOPT__AUXV 0
+#endif
+
+#if defined(__APPLE__) && (CCOPT_CPU_USES_SYSCTL || CCOPT__CPUID)
+#define CCOPT__SYSCTL 1
+#include <sys/types.h>
+#include <sys/sysctl.h>
+#else
+#define CCOPT__SYSCTL 0
+#endif
+
+#if CCOPT_CPU_USES_WIN_PF && defined(_WIN32)
+#define CCOPT__WIN_PF 1
+#ifndef WIN32_LEAN_AND_MEAN
+#define WIN32_LEAN_AND_MEAN
+#endif
+#include <windows.h>
+#else
+#define CCOPT__WIN_PF 0
+#endif
+
+#if CCOPT__SYSCTL
+static int ccopt__sysctl(const char *name)
+{
+    int value = 0;
+    size_t size = sizeof value;
+    if (sysctlbyname(name, &value, &size, NULL, 0) != 0)
+        return 0;
+    return value != 0;
+}
+#endif
+
+#if CCOPT__CPUID
+static void ccopt__cpuid(unsigned int leaf, unsigned int subleaf, unsigned int out[4])
+{
+#if defined(_MSC_VER)
+    int r[4];
+    __cpuidex(r, (int)leaf, (int)subleaf);
+    out[0] = (unsigned int)r[0];
+    out[1] = (unsigned int)r[1];
+    out[2] = (unsigned int)r[2];
+    out[3] = (unsigned int)r[3];
+#else
+    unsigned int a = 0, b = 0, c = 0, d = 0;
+    __cpuid_count(leaf, subleaf, a, b, c, d);
+    out[0] = a;
+    out[1] = b;
+    out[2] = c;
+    out[3] = d;
+#endif
+}
+
+/* The highest leaf of the range of `base` (0 or 0x80000000), 0 without cpuid. */
+static unsigned int ccopt__cpuid_max(unsigned int base)
+{
+#if defined(_MSC_VER)
+    unsigned int r[4];
+    ccopt__cpuid(base, 0, r);
+    return r[0];
+#else
+    /* also checks, on i386, that the cpuid instruction exists at all */
+    return (unsigned int)__get_cpuid_max(base, NULL);
+#endif
+}
+
+static unsigned long long ccopt__xgetbv(void)
+{
+#if defined(_MSC_VER)
+    return (unsigned long long)_xgetbv(0);
+#else
+    unsigned int eax = 0, edx = 0;
+    /* the xgetbv encoding, for assemblers older than the mnemonic */
+    __asm__ __volatile__(".byte 0x0f, 0x01, 0xd0" : "=a"(eax), "=d"(edx) : "c"(0));
+    return ((unsigned long long)edx << 32) | eax;
+#endif
+}
+
+/* Fill regs[i] for every leaf of the table; returns XCR0, or 0 when the OS
+ * does not use xsave (then no AVX state is saved and AVX must not be used). */
+static unsigned long long ccopt__x86_read(unsigned int regs[][4])
+{
+    unsigned int max_basic = ccopt__cpuid_max(0), max_ext = 0, leaf1[4];
+    unsigned long long xcr0 = 0;
+    int i;
+    if (max_basic != 0)
+        max_ext = ccopt__cpuid_max(0x80000000u);
+    for (i = 0; i < CCOPT_CPU_NLEAVES; ++i) {
+        unsigned int leaf = (unsigned int)ccopt_cpu_leaves[i].leaf;
+        unsigned int top = (leaf & 0x80000000u) ? max_ext : max_basic;
+        regs[i][0] = regs[i][1] = regs[i][2] = regs[i][3] = 0;
+        /* a leaf above the maximum returns another leaf's data, not zeros */
+        if (max_basic != 0 && leaf <= top && (top & 0x80000000u) == (leaf & 0x80000000u))
+            ccopt__cpuid(leaf, (unsigned int)ccopt_cpu_leaves[i].subleaf, regs[i]);
+    }
+    if (max_basic >= 1) {
+        ccopt__cpuid(1, 0, leaf1);
+        if ((leaf1[2] >> 27) & 1u) /* OSXSAVE: the OS enabled xgetbv */
+            xcr0 = ccopt__xgetbv();
+    }
+#if defined(__APPLE__)
+    /* macOS enables the AVX-512 state (opmask, ZMM) lazily on first use, so
+     * XCR0 lacks it until then; the kernel advertises support by sysctl. */
+    if ((xcr0 & 0xe0u) != 0xe0u && ccopt__sysctl("hw.optional.avx512f"))
+        xcr0 |= 0xe0u;
+#endif
+    return xcr0;
+}
+
+static int ccopt__cpuid_ok(const ccopt_cpu_recipe *r, unsigned int regs[][4], unsigned long long xcr0)
+{
+    int j;
+    if ((xcr0 & r->xcr0) != r->xcr0)
+        return 0;
+    for (j = 0; j < r->cpuid_count; ++j) {
+        const ccopt_cpu_cpuid_bit *b = &ccopt_cpu_cpuid_bits[r->cpuid_first + j];
+        if (!((regs[b->leaf][b->reg] >> b->bit) & 1u))
+            return 0;
+    }
+    return 1;
+}
+#endif /* CCOPT__CPUID */
+
+#if CCOPT__AUXV
+/* Linux ABI values, the same on every architecture. */
+#define CCOPT__AT_NULL 0UL
+#define CCOPT__AT_HWCAP 16UL
+#define CCOPT__AT_HWCAP2 26UL
+
+static void ccopt__auxv(unsigned long long *hwcap, unsigned long long *hwcap2)
+{
+    unsigned long pair[2]; /* (type, value): the native word size of the process */
+    FILE *fh;
+    *hwcap = *hwcap2 = 0;
+#if CCOPT__GETAUXVAL
+    *hwcap = getauxval(CCOPT__AT_HWCAP);
+    *hwcap2 = getauxval(CCOPT__AT_HWCAP2);
+    if (*hwcap != 0)
+        return;
+#endif
+    /* no getauxval() (old libc, or CCOPT_CPU_NO_GETAUXVAL): read the vector */
+    fh = fopen("/proc/self/auxv", "rb");
+    if (fh == NULL)
+        return;
+    while (fread(pair, sizeof pair, 1, fh) == 1 && pair[0] != CCOPT__AT_NULL) {
+        if (pair[0] == CCOPT__AT_HWCAP)
+            *hwcap = pair[1];
+        else if (pair[0] == CCOPT__AT_HWCAP2)
+            *hwcap2 = pair[1];
+    }
+    fclose(fh);
+}
+#endif /* CCOPT__AUXV */
+
+/* What the CPU and OS report for each feature of this machine, before the
+ * implication closure. */
+static void ccopt__detect(unsigned char raw[CCOPT_CPU_MAX_FEATURE])
+{
+    int i;
+#if CCOPT__CPUID
+    unsigned int regs[CCOPT_CPU_NLEAVES + 1][4];
+    unsigned long long xcr0 = ccopt__x86_read(regs);
+#endif
+#if CCOPT__AUXV
+    unsigned long long hwcap, hwcap2;
+    ccopt__auxv(&hwcap, &hwcap2);
+#endif
+    memset(raw, 0, CCOPT_CPU_MAX_FEATURE);
+    for (i = 0; i < CCOPT_CPU_NRECIPES; ++i) {
+        const ccopt_cpu_recipe *r = &ccopt_cpu_recipes[i];
+        int ok = r->always;
+#if CCOPT__CPUID
+        if (!ok && r->cpuid)
+            ok = ccopt__cpuid_ok(r, regs, xcr0);
+#endif
+#if CCOPT__AUXV
+        if (!ok && r->auxv)
+            ok = (hwcap & r->hwcap) == r->hwcap && (hwcap2 & r->hwcap2) == r->hwcap2;
+#endif
+#if CCOPT__SYSCTL && CCOPT_CPU_USES_SYSCTL
+        if (!ok && r->sysctl != NULL)
+            ok = ccopt__sysctl(r->sysctl);
+#endif
+#if CCOPT__WIN_PF
+        if (!ok && r->win_pf != 0)
+            ok = IsProcessorFeaturePresent((DWORD)r->win_pf) != 0;
+#endif
+        raw[r->id] = (unsigned char)(ok != 0);
+    }
+}
+
+/* ------------------------------------------------------------------ closure, baseline, masks */
+
+static unsigned char ccopt__have[CCOPT_CPU_MAX_FEATURE];
+static char ccopt__missing[CCOPT_CPU_NAMES_TEXT_MAX];
+static int ccopt__result;
+
+/* The feature counts when it and everything it implies are reported. */
+static int ccopt__closed(const unsigned char *raw, const ccopt_cpu_recipe *r)
+{
+    int j;
+    if (!raw[r->id])
+        return 0;
+    for (j = 0; j < r->implies_count; ++j)
+        if (!raw[ccopt_cpu_implies[r->implies_first + j]])
+            return 0;
+    return 1;
+}
+
+static void ccopt__mark(unsigned char *set, const ccopt_cpu_recipe *r)
+{
+    int j;
+    set[r->id] = 1;
+    for (j = 0; j < r->implies_count; ++j)
+        set[ccopt_cpu_implies[r->implies_first + j]] = 1;
+}
+
+/* Append one character, snprintf-style: count everything, store what fits. */
+static size_t ccopt__put(char *buf, size_t len, size_t n, char c)
+{
+    if (buf != NULL && n + 1 < len) {
+        buf[n] = c;
+        buf[n + 1] = '\0';
+    }
+    return n + 1;
+}
+
+static size_t ccopt__put_word(char *buf, size_t len, size_t n, const char *word)
+{
+    if (n != 0)
+        n = ccopt__put(buf, len, n, ' ');
+    while (*word != '\0')
+        n = ccopt__put(buf, len, n, *word++);
+    return n;
+}
+
+static int ccopt__upper(int c)
+{
+    return (c >= 'a' && c <= 'z') ? c - 'a' + 'A' : c;
+}
+
+static int ccopt__name_eq(const char *tok, size_t n, const char *name)
+{
+    size_t i;
+    for (i = 0; i < n; ++i)
+        if (name[i] == '\0' || ccopt__upper((unsigned char)tok[i]) != ccopt__upper((unsigned char)name[i]))
+            return 0;
+    return name[n] == '\0';
+}
+
+static const ccopt_cpu_recipe *ccopt__find(const char *tok, size_t n)
+{
+    int i;
+    for (i = 0; i < CCOPT_CPU_NRECIPES; ++i)
+        if (ccopt__name_eq(tok, n, ccopt_cpu_names[ccopt_cpu_recipes[i].id]))
+            return &ccopt_cpu_recipes[i];
+    return NULL;
+}
+
+static int ccopt__is_sep(char c)
+{
+    return c == ' ' || c == ',' || c == '\t' || c == '\n' || c == '\r';
+}
+
+/* The next name of a list, or NULL at its end. */
+static const char *ccopt__token(const char *s, size_t *n)
+{
+    while (*s != '\0' && ccopt__is_sep(*s))
+        ++s;
+    for (*n = 0; s[*n] != '\0' && !ccopt__is_sep(s[*n]); ++*n) {
+    }
+    return *n != 0 ? s : NULL;
+}
+
+/* The recipe of a name in an environment list, or NULL after saying why not. */
+static const ccopt_cpu_recipe *ccopt__lookup(const char *var, const char *tok, size_t n)
+{
+    const ccopt_cpu_recipe *r = ccopt__find(tok, n);
+    int i, any = 0;
+    if (r != NULL)
+        return r;
+    for (i = 0; i < CCOPT_CPU_MAX_FEATURE; ++i)
+        if (ccopt__name_eq(tok, n, ccopt_cpu_names[i]))
+            any = 1;
+    if (any) {
+        fprintf(stderr, "ccopt: %s: %.*s is not a CPU feature of %s; ignored\n", var, (int)n, tok,
+                CCOPT_CPU_MACHINE);
+        return NULL;
+    }
+    fprintf(stderr, "ccopt: %s: unknown CPU feature '%.*s'; ignored (known on %s:", var, (int)n, tok,
+            CCOPT_CPU_MACHINE);
+    for (i = 0; i < CCOPT_CPU_NRECIPES; ++i)
+        fprintf(stderr, " %s", ccopt_cpu_names[ccopt_cpu_recipes[i].id]);
+    fprintf(stderr, ")\n");
+    return NULL;
+}
+
+static const char *ccopt__env(const char *var)
+{
+    size_t n;
+    const char *value = getenv(var);
+    return (value != NULL && ccopt__token(value, &n) != NULL) ? value : NULL;
+}
+
+/* CCOPT_DISABLE_CPU_FEATURES / CCOPT_ENABLE_CPU_FEATURES, numpy's semantics:
+ * clear features in `raw`; the closure then hides whatever implies them. */
+static void ccopt__apply_env(unsigned char *raw, const unsigned char *base)
+{
+    static const char dis_var[] = "CCOPT_DISABLE_CPU_FEATURES", en_var[] = "CCOPT_ENABLE_CPU_FEATURES";
+    const char *dis = ccopt__env(dis_var), *en = ccopt__env(en_var), *tok;
+    const ccopt_cpu_recipe *r;
+    unsigned char keep[CCOPT_CPU_MAX_FEATURE];
+    size_t n;
+    int i;
+    if (dis != NULL && en != NULL) {
+        fprintf(stderr, "ccopt: %s and %s are both set; set only one of them (both are ignored)\n", dis_var,
+                en_var);
+        return;
+    }
+    for (tok = ccopt__token(dis ? dis : "", &n); tok != NULL; tok = ccopt__token(tok + n, &n)) {
+        if ((r = ccopt__lookup(dis_var, tok, n)) == NULL)
+            continue;
+        if (base[r->id])
+            fprintf(stderr, "ccopt: %s: %s is in the baseline this build requires and cannot be disabled; ignored\n",
+                    dis_var, ccopt_cpu_names[r->id]);
+        else
+            raw[r->id] = 0;
+    }
+    if (en == NULL)
+        return;
+    memcpy(keep, base, sizeof keep);
+    for (tok = ccopt__token(en, &n); tok != NULL; tok = ccopt__token(tok + n, &n)) {
+        if ((r = ccopt__lookup(en_var, tok, n)) == NULL)
+            continue;
+        if (!ccopt__closed(raw, r))
+            fprintf(stderr, "ccopt: %s: %s is not supported by this CPU; ignored\n", en_var, ccopt_cpu_names[r->id]);
+        ccopt__mark(keep, r);
+    }
+    for (i = 0; i < CCOPT_CPU_MAX_FEATURE; ++i)
+        if (!keep[i])
+            raw[i] = 0;
+}
+
+/* Fill ccopt__have and ccopt__missing; returns the ccopt_cpu_init() result. */
+static int ccopt__compute(const unsigned char *fake)
+{
+    unsigned char raw[CCOPT_CPU_MAX_FEATURE], base[CCOPT_CPU_MAX_FEATURE];
+    size_t n = 0;
+    int i;
+    if (fake != NULL)
+        memcpy(raw, fake, sizeof raw);
+    else
+        ccopt__detect(raw);
+    memset(base, 0, sizeof base);
+    for (i = 0; i < CCOPT_CPU_NRECIPES; ++i)
+        if (ccopt_cpu_recipes[i].baseline)
+            ccopt__mark(base, &ccopt_cpu_recipes[i]);
+    ccopt__missing[0] = '\0';
+    for (i = 0; i < CCOPT_CPU_NRECIPES; ++i) {
+        const ccopt_cpu_recipe *r = &ccopt_cpu_recipes[i];
+        if (base[r->id] && !ccopt__closed(raw, r))
+            n = ccopt__put_word(ccopt__missing, sizeof ccopt__missing, n, ccopt_cpu_names[r->id]);
+    }
+    ccopt__apply_env(raw, base);
+    memset(ccopt__have, 0, sizeof ccopt__have);
+    for (i = 0; i < CCOPT_CPU_NRECIPES; ++i)
+        ccopt__have[ccopt_cpu_recipes[i].id] = (unsigned char)ccopt__closed(raw, &ccopt_cpu_recipes[i]);
+    return n != 0;
+}
+
+/* ------------------------------------------------------------------ once */
+
+/* 0: not detected, 1: a thread is detecting, 2: done (results published). */
+#if defined(__ATOMIC_ACQUIRE) /* GCC >= 4.7, Clang */
+static int ccopt__state;
+static int ccopt__load_state(void)
+{
+    return __atomic_load_n(&ccopt__state, __ATOMIC_ACQUIRE);
+}
+static int ccopt__claim(void)
+{
+    int expected = 0;
+    return __atomic_compare_exchange_n(&ccopt__state, &expected, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+}
+static void ccopt__publish(void)
+{
+    __atomic_store_n(&ccopt__state, 2, __ATOMIC_RELEASE);
+}
+#elif defined(_MSC_VER)
+#include <intrin.h>
+static volatile long ccopt__state;
+static int ccopt__load_state(void)
+{
+    return (int)_InterlockedCompareExchange(&ccopt__state, 0, 0);
+}
+static int ccopt__claim(void)
+{
+    return _InterlockedCompareExchange(&ccopt__state, 1, 0) == 0;
+}
+static void ccopt__publish(void)
+{
+    _InterlockedExchange(&ccopt__state, 2);
+}
+#else /* no atomics known: correct single-threaded; call ccopt_cpu_init() before starting threads */
+static volatile int ccopt__state;
+static int ccopt__load_state(void)
+{
+    return ccopt__state;
+}
+static int ccopt__claim(void)
+{
+    if (ccopt__state != 0)
+        return 0;
+    ccopt__state = 1;
+    return 1;
+}
+static void ccopt__publish(void)
+{
+    ccopt__state = 2;
+}
+#endif
+
+/* ------------------------------------------------------------------ public */
+
+int ccopt_cpu_init(void)
+{
+    if (ccopt__load_state() != 2) {
+        if (ccopt__claim()) {
+            ccopt__result = ccopt__compute(NULL);
+            ccopt__publish();
+        } else {
+            while (ccopt__load_state() != 2) {
+                /* another thread is detecting; that takes microseconds */
+            }
+        }
+    }
+    return ccopt__result;
+}
+
+void ccopt_cpu_set_for_test(const unsigned char *have)
+{
+    ccopt__result = ccopt__compute(have);
+    ccopt__publish();
+}
+
+const char *ccopt_cpu_baseline_missing(void)
+{
+    ccopt_cpu_init();
+    return ccopt__missing;
+}
+
+int ccopt_cpu_have(int feature_id)
+{
+    if (feature_id < 0 || feature_id >= CCOPT_CPU_MAX_FEATURE)
+        return 0;
+    if (ccopt__load_state() != 2)
+        ccopt_cpu_init();
+    return ccopt__have[feature_id];
+}
+
+int ccopt_cpu_count(void)
+{
+    return CCOPT_CPU_MAX_FEATURE;
+}
+
+const char *ccopt_cpu_name(int id)
+{
+    return (id >= 0 && id < CCOPT_CPU_MAX_FEATURE) ? ccopt_cpu_names[id] : NULL;
+}
+
+int ccopt_cpu_id(const char *name)
+{
+    int i;
+    if (name == NULL)
+        return -1;
+    for (i = 0; i < CCOPT_CPU_MAX_FEATURE; ++i)
+        if (ccopt__name_eq(name, strlen(name), ccopt_cpu_names[i]))
+            return i;
+    return -1;
+}
+
+int ccopt_cpu_on_arch(int id)
+{
+    int i;
+    for (i = 0; i < CCOPT_CPU_NRECIPES; ++i)
+        if (ccopt_cpu_recipes[i].id == id)
+            return 1;
+    return 0;
+}
+
+const char *ccopt_cpu_arch(void)
+{
+    return CCOPT_CPU_MACHINE;
+}
+
+int ccopt_cpu_features_text(char *buf, size_t len)
+{
+    size_t n = 0;
+    int i;
+    ccopt_cpu_init();
+    if (buf != NULL && len > 0)
+        buf[0] = '\0';
+    for (i = 0; i < CCOPT_CPU_NRECIPES; ++i)
+        if (ccopt__have[ccopt_cpu_recipes[i].id])
+            n = ccopt__put_word(buf, len, n, ccopt_cpu_names[ccopt_cpu_recipes[i].id]);
+    return (int)n;
+}
+
+int ccopt_cpu_level(void)
+{
+    int i;
+    for (i = CCOPT_CPU_NLEVELS - 1; i >= 0; --i)
+        if (ccopt_cpu_have(ccopt_cpu_levels[i]))
+            return ccopt_cpu_levels[i];
+    return -1;
+}

@@ -1,0 +1,95 @@
+/* ccopt_cpu.h: which CPU features the running machine has, for per-CPU dispatch.
+ *
+ * Compile ccopt_cpu.c into the program (C99; no other dependency) with the
+ * build's baseline given as -DCCOPT_HAVE_<NAME> for each baseline feature.
+ *
+ *     if (ccopt_cpu_init() != 0)
+ *         fprintf(stderr, "this build needs %s\n", ccopt_cpu_baseline_missing());
+ *     if (CCOPT_CPU_HAVE(AVX2)) ...
+ *
+ * Detection: cpuid and XCR0 on x86 (AVX and AVX-512 count only when the OS
+ * saves their registers); AT_HWCAP/AT_HWCAP2 on Linux (getauxval(), else
+ * /proc/self/auxv); sysctlbyname() on macOS arm64; IsProcessorFeaturePresent()
+ * on Windows arm64.  Elsewhere only features that are part of the
+ * architecture (NEON on aarch64) are reported.
+ *
+ * A feature counts only when every feature it implies counts too: masking AVX
+ * masks AVX2, FMA3, AVX512F, ...
+ *
+ * Environment, read once by ccopt_cpu_init() (names separated by spaces or
+ * commas, case-insensitive; the semantics of numpy's NPY_*_CPU_FEATURES):
+ *   CCOPT_DISABLE_CPU_FEATURES  the named features, and every feature that
+ *                               implies one of them, are reported absent.
+ *   CCOPT_ENABLE_CPU_FEATURES   only the named features (with what they imply)
+ *                               and the baseline stay enabled.
+ * Unknown names, baseline features in the DISABLE list and setting both
+ * variables print one line on stderr ("ccopt: CCOPT_...: ...") and are
+ * otherwise ignored.
+ *
+ * Compile-time knobs: CCOPT_CPU_API (declaration prefix, e.g. a visibility
+ * attribute); CCOPT_CPU_NO_GETAUXVAL (always read /proc/self/auxv on Linux).
+ */
+#ifndef CCOPT_CPU_H
+#define CCOPT_CPU_H
+
+#include <stddef.h>
+
+#include "ccopt_cpu_table.h"
+
+#ifndef CCOPT_CPU_API
+#define CCOPT_CPU_API
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Detect once.  Thread-safe and idempotent: every call returns the first
+ * result.  0 on success; non-zero when the running CPU lacks a feature of the
+ * baseline the build was compiled for (see ccopt_cpu_baseline_missing()). */
+CCOPT_CPU_API int ccopt_cpu_init(void);
+
+/* The baseline features (with what they imply) this CPU lacks, space
+ * separated in interest order; "" when none.  Auto-initializes. */
+CCOPT_CPU_API const char *ccopt_cpu_baseline_missing(void);
+
+/* 1 when the feature is usable, after the environment masks; 0 otherwise,
+ * including ids of other architectures and out-of-range ids.  Auto-initializes. */
+CCOPT_CPU_API int ccopt_cpu_have(int feature_id);
+#define CCOPT_CPU_HAVE(NAME) ccopt_cpu_have(CCOPT_CPU_##NAME)
+
+/* Every id of every architecture: 0 <= id < ccopt_cpu_count() == CCOPT_CPU_MAX_FEATURE. */
+CCOPT_CPU_API int ccopt_cpu_count(void);
+/* "AVX2" for CCOPT_CPU_AVX2; NULL when out of range. */
+CCOPT_CPU_API const char *ccopt_cpu_name(int id);
+/* The id of a name (case-insensitive), or -1. */
+CCOPT_CPU_API int ccopt_cpu_id(const char *name);
+/* 1 when the id is a feature of the architecture this file was compiled for. */
+CCOPT_CPU_API int ccopt_cpu_on_arch(int id);
+
+/* The architecture this file was compiled for: "x86_64", "aarch64", ...,
+ * "unknown" when the feature tables do not know it. */
+CCOPT_CPU_API const char *ccopt_cpu_arch(void);
+
+/* The usable features of this architecture, space separated in interest
+ * order, written to buf (always NUL-terminated when len > 0, truncated when
+ * too small).  Returns the length of the whole text, as snprintf does. */
+CCOPT_CPU_API int ccopt_cpu_features_text(char *buf, size_t len);
+
+/* The highest usable microarchitecture level feature (CCOPT_CPU_X86_V2 ..
+ * CCOPT_CPU_X86_V4 on x86_64), or -1 when none is usable or the architecture
+ * has no levels. */
+CCOPT_CPU_API int ccopt_cpu_level(void);
+
+/* Test seam: pretend the CPU and OS report exactly the features with
+ * have[id] != 0 (an array of CCOPT_CPU_MAX_FEATURE flags), then apply the
+ * implication closure, the baseline check and the environment masks as for a
+ * real CPU.  NULL goes back to real detection.  Not thread-safe: call it
+ * before other threads query features. */
+CCOPT_CPU_API void ccopt_cpu_set_for_test(const unsigned char *have);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* CCOPT_CPU_H */

@@ -1,0 +1,98 @@
+"""Shared fixtures: tool lookup that skips locally but fails in CI, and a scripted fake compiler."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from pathlib import Path
+from typing import Callable, Sequence
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from ccopt_meson.probe import ProcResult  # noqa: E402
+
+IN_CI = os.environ.get("CI", "").lower() == "true"
+
+
+def need(tool: str) -> str:
+    """Path of ``tool``; skip with a reason locally, fail under CI=true (CI installs every tool)."""
+    path = shutil.which(tool)
+    if path is None:
+        message = f"{tool} is not installed (CI installs it from Debian packages)"
+        if IN_CI:
+            pytest.fail(message)
+        pytest.skip(message)
+    return path
+
+
+@pytest.fixture
+def gcc() -> str:
+    return need("gcc")
+
+
+@pytest.fixture
+def clang() -> str:
+    return need("clang")
+
+
+X86_MACROS = "#define __x86_64__ 1\n#define __GNUC__ 12\n#define __GNUC_MINOR__ 2\n#define __GNUC_PATCHLEVEL__ 0\n#define __SSE__ 1\n#define __SSE2__ 1\n"
+
+
+class FakeCompiler:
+    """A runner that answers like gcc: macro dumps, and compiles that fail for chosen flags/probes.
+
+    ``reject_flags``: flags the driver refuses (error naming the flag);
+    ``warn_flags``: flags accepted with a driver warning (must count as unsupported);
+    ``broken_probes``: probe file names whose compile fails with an error located in them;
+    ``header_warning``: a warning located in a system header (must not cost anything).
+    """
+
+    def __init__(self, macros: str = X86_MACROS, reject_flags: Sequence[str] = (), warn_flags: Sequence[str] = (),
+                 broken_probes: Sequence[str] = (), header_warning: bool = False) -> None:
+        self.macros = macros
+        self.reject_flags = set(reject_flags)
+        self.warn_flags = set(warn_flags)
+        self.broken_probes = set(broken_probes)
+        self.header_warning = header_warning
+        self.calls: list[list[str]] = []
+
+    @staticmethod
+    def _arm_macros(argv: Sequence[str]) -> list[str]:
+        names = {"fp16": "FP16_VECTOR_ARITHMETIC", "dotprod": "DOTPROD", "fp16fml": "FP16_FML", "sve": "SVE"}
+        exts = [e for a in argv if a.startswith("-march=") for e in a.split("+")[1:]]
+        return [f"#define __ARM_FEATURE_{names[e]} 1\n" for e in exts if e in names]
+
+    def __call__(self, argv: Sequence[str], timeout: float) -> ProcResult:
+        argv = list(argv)
+        self.calls.append(argv)
+        bad = [f for f in argv if f in self.reject_flags]
+        if bad:
+            return ProcResult(1, f"gcc: error: unrecognized command-line option '{bad[0]}'\n")
+        out = ""
+        warned = [f for f in argv if f in self.warn_flags]
+        if warned:
+            out += f"cc1: warning: command-line option '{warned[0]}' is ignored\n"
+        if "-dM" in argv:
+            return ProcResult(0, out + self.macros + "".join(self._arm_macros(argv)))
+        src = Path(argv[argv.index("-c") + 3])
+        text = src.read_text()
+        for name in self.broken_probes:
+            for line in text.splitlines():
+                if line.endswith(f'/{name}"'):
+                    path = line.split('"')[1]
+                    return ProcResult(1, out + f"{path}:5:3: error: '__m512' undeclared\n")
+            if src.name == name:
+                return ProcResult(1, out + f"{src}:5:3: error: '__m512' undeclared\n")
+        if self.header_warning:
+            out += ("In file included from /usr/lib/gcc/x86_64-linux-gnu/12/include/immintrin.h:5,\n"
+                    "/usr/lib/gcc/x86_64-linux-gnu/12/include/avx512erintrin.h:55:3: warning: '__W' is used uninitialized\n")
+        return ProcResult(0, out)
+
+
+@pytest.fixture
+def fake() -> Callable[..., FakeCompiler]:
+    return FakeCompiler

@@ -1,0 +1,113 @@
+"""Invariants over every record of every feature table (the data is the spec)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from ccopt_meson import tables
+
+STYLES = tables.compilers_data()["styles"]
+IDS = list(tables.compilers_data()["compilers"])
+MACHINES = [m.name for m in tables.machines()]
+RECORDS = [(m, f["name"]) for m in tables.machines() for f in tables._raw_family(m.family)["features"]]
+
+
+@pytest.mark.parametrize("family", tables.families())
+def test_table_validates_against_schema(family: str) -> None:
+    assert tables._raw_family(family)["family"] == family
+
+
+@pytest.mark.parametrize("machine,name", [(m.name, n) for m, n in RECORDS])
+def test_every_feature_has_a_probe_and_sane_links(machine: str, name: str) -> None:
+    t = tables.table_for(machine, "gcc")
+    f = t.get(name)
+    assert f.probe.is_file(), f"missing probe {f.probe}"
+    assert f"ccopt_probe_{name.lower()}" in f.probe.read_text()
+    for dep in f.implies:
+        assert dep in t.features, f"{name} implies unknown {dep}"
+    for extra in f.extra_checks:
+        assert t.extra_checks[extra].probe.is_file()
+        assert t.extra_checks[extra].feature == name
+
+
+@pytest.mark.parametrize("machine", MACHINES)
+@pytest.mark.parametrize("compiler_id", IDS)
+def test_implication_respects_interest(machine: str, compiler_id: str) -> None:
+    """A feature implies only lower features, except explicit mutual ties (SSE<->SSE2)."""
+    t = tables.table_for(machine, compiler_id)
+    for name, f in t.features.items():
+        if f.disabled:
+            continue
+        for dep in t.closure([name]) - {name}:
+            mutual = name in t.closure([dep])
+            assert mutual or t.get(dep).interest < f.interest, f"{name} implies higher {dep}"
+
+
+@pytest.mark.parametrize("family", tables.families())
+def test_interest_is_a_total_order(family: str) -> None:
+    interests = [f["interest"] for f in tables._raw_family(family)["features"]]
+    assert len(set(interests)) == len(interests)
+
+
+def test_names_are_unique_across_families() -> None:
+    names = [f["name"] for fam in tables.families() for f in tables._raw_family(fam)["features"]]
+    assert len(names) == len(set(names))
+
+
+@pytest.mark.parametrize("machine", MACHINES)
+@pytest.mark.parametrize("compiler_id", IDS)
+def test_every_style_has_flags_or_a_reason(machine: str, compiler_id: str) -> None:
+    t = tables.table_for(machine, compiler_id)
+    for f in t.features.values():
+        assert f.disabled or f.flags is not None
+        if f.disabled:
+            assert len(f.disabled) > 10
+
+
+@pytest.mark.parametrize("machine", MACHINES)
+def test_min_features_exist(machine: str) -> None:
+    t = tables.table_for(machine, "gcc")
+    assert set(t.machine.min) <= set(t.features)
+
+
+def test_numpy_implication_closures_for_legacy_names() -> None:
+    t = tables.table_for("x86_64", "gcc")
+    assert t.sort(t.closure(["AVX2"])) == "SSE SSE2 SSE3 SSSE3 SSE41 POPCNT SSE42 AVX F16C AVX2".split()
+    assert t.closure(["SSE"]) == {"SSE", "SSE2"}
+    assert t.sort(t.closure(["AVX512_ICL"]) - {"AVX512_ICL"})[-3:] == ["AVX512_SKX", "AVX512_CLX", "AVX512_CNL"]
+    assert t.flags_for(["AVX2"]) == "-msse -msse2 -msse3 -mssse3 -msse4.1 -mpopcnt -msse4.2 -mavx -mf16c -mavx2".split()
+
+
+def test_aarch64_never_uses_mfpu_and_merges_march() -> None:
+    t = tables.table_for("aarch64", "gcc")
+    for name in t.features:
+        assert not any(f.startswith("-mfpu") for f in t.flags_for([name]))
+    assert t.flags_for(["ASIMDFHM"]) == ["-march=armv8.2-a+fp16+fp16fml"]
+    assert t.closure(["NEON"]) == {"NEON", "NEON_FP16", "NEON_VFPV4", "ASIMD"}
+
+
+def test_msvc_never_maps_sse4_to_avx() -> None:
+    t = tables.table_for("x86_64", "msvc")
+    for name in ("SSE3", "SSSE3", "SSE41", "POPCNT", "SSE42"):
+        assert "/arch:AVX" not in t.flags_for([name])
+    assert t.flags_for(["SSE42"]) == ["/arch:SSE4.2"]
+    assert t.flags_for(["AVX512_SKX"]) == ["/arch:AVX512"]
+    assert t.get("AVX512_KNL").disabled
+
+
+def test_normalize_keeps_last_and_merges_plus_parts() -> None:
+    conflicts = tables.compilers_data()["flag_conflicts"]["gnu"]
+    got = tables.normalize_flags(["-mfpu=neon", "-march=armv8-a+simd", "-mfpu=neon-fp-armv8", "-march=armv8.2-a+fp16"],
+                                 conflicts)
+    assert got == ["-mfpu=neon-fp-armv8", "-march=armv8.2-a+simd+fp16"]
+    assert tables.normalize_flags(["-msse", "-msse"], conflicts) == ["-msse"]
+
+
+def test_schema_rejects_an_unknown_key() -> None:
+    schema = json.loads((tables.DATA_DIR / "schema.json").read_text())
+    raw = json.loads((tables.FEATURES_DIR / "s390x.json").read_text())
+    raw["features"][0]["flagz"] = []
+    with pytest.raises(tables.TableError, match="unknown key 'flagz'"):
+        tables.validate_schema(raw, schema, schema["definitions"], "s390x.json")

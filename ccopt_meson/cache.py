@@ -94,6 +94,7 @@ def atomic_write(path: Path, text: str) -> bool:
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
             fh.write(text)
+        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp creates 0600; give the usual mode
         os.replace(tmp, path)
     except BaseException:
         try:
@@ -102,6 +103,12 @@ def atomic_write(path: Path, text: str) -> bool:
             pass
         raise
     return True
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
 
 
 def store(path: Path, doc: dict[str, Any]) -> None:

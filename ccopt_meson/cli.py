@@ -102,7 +102,8 @@ def format_report(doc: dict[str, Any], cache_file: Path | None = None) -> str:
         ("Requested", "optimization disabled" if disabled else repr(doc["request"]["dispatch"])),
         ("Enabled", " ".join(disp["names"]) or "none"),
     ] + [(n, " ".join(disp["args"][n]) or "(no flags)") for n in disp["names"]])
-    missing = [(n, f["reason"]) for n, f in doc["features"].items() if f["supported"] is False]
+    ordered = sorted(doc["features"].items(), key=lambda kv: (kv[1]["interest"], kv[0]))
+    missing = [(n, f["reason"]) for n, f in ordered if f["supported"] is False]
     if missing:
         lines += [""] + _rows("Unsupported", missing)
     if doc.get("notes"):

@@ -58,7 +58,7 @@ def config_header(doc: Mapping[str, Any]) -> str:
     for n in _have_names(doc, base):
         lines += [f"#ifndef CCOPT_HAVE_{n}", f"#define CCOPT_HAVE_{n} 1", "#endif"]
     headers: dict[str, list[str]] = {}
-    for n, f in doc["features"].items():
+    for n, f in sorted(doc["features"].items(), key=lambda kv: (kv[1]["interest"], kv[0])):
         for h in f["headers"]:
             headers.setdefault(h, []).append(n)
     if headers:

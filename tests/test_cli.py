@@ -1,0 +1,77 @@
+"""CLI exit codes, one-line errors and the JSON shape."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ccopt_meson.cli import main
+
+from .conftest import ROOT
+
+
+def cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "ccopt_meson", *args], capture_output=True, text=True, cwd=ROOT,
+                          env=env)
+
+
+def test_detect_json_shape(gcc: str, tmp_path: Path) -> None:
+    r = cli("detect", "--cc", gcc, "--json", "--build-dir", str(tmp_path))
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    for key in ("schema_version", "arch", "compiler", "baseline", "dispatch", "features", "cache", "probes"):
+        assert key in doc
+    assert set(doc["compiler"]) >= {"id", "version", "command"}
+    assert set(doc["baseline"]) >= {"names", "args"} and isinstance(doc["dispatch"]["args"], dict)
+    assert set(doc["features"]["AVX2"]) >= {"supported", "implies", "args", "reason"}
+    assert set(doc["cache"]) == {"hit", "key"} and isinstance(doc["probes"], int)
+    assert json.loads((tmp_path / "ccopt-features.json").read_text())["cache"]["key"] == doc["cache"]["key"]
+
+
+def test_report_mentions_cache_state(gcc: str, tmp_path: Path) -> None:
+    first = cli("detect", "--cc", gcc, "--build-dir", str(tmp_path))
+    second = cli("detect", "--cc", gcc, "--build-dir", str(tmp_path))
+    assert "Cache        : miss" in first.stdout and "Cache        : hit" in second.stdout
+    assert "CPU dispatch" in second.stdout and "Architecture : x86_64" in second.stdout
+
+
+@pytest.mark.parametrize("args,code,message", [
+    (["detect", "--baseline", "avx3"], 1, "ccopt-meson: error: cpu-baseline: unknown feature 'avx3'"),
+    (["detect", "--cc", "/nonexistent/cc"], 1, "ccopt-meson: error: compiler not found: '/nonexistent/cc'"),
+    (["detect", "--cc", "gcc", "--disable-optimization", "--dispatch", "avx2"], 1,
+     "ccopt-meson: error: cpu-dispatch: 'avx2' conflicts with disable-optimization=true"),
+    (["detecc"], 2, "ccopt-meson: error: argument command: invalid choice: 'detecc'"),
+    (["features", "--arch", "sparc"], 1, "ccopt-meson: error: unknown architecture 'sparc'"),
+    (["report", "/nonexistent"], 1, "ccopt-meson: error: no ccopt feature file under '/nonexistent'"),
+    (["flush", "/nonexistent"], 1, "ccopt-meson: error: build directory '/nonexistent' does not exist"),
+])
+def test_errors_are_one_line_with_exit_codes(args: list[str], code: int, message: str) -> None:
+    r = cli(*args)
+    assert r.returncode == code
+    assert r.stderr.startswith(message), r.stderr
+    assert r.stderr.count("\n") == 1 and "Traceback" not in r.stderr
+
+
+def test_features_lists_table(capsys: Any) -> None:
+    assert main(["features", "--arch", "aarch64", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["min"] == ["NEON", "NEON_FP16", "NEON_VFPV4", "ASIMD"]
+    assert doc["features"]["ASIMDDP"]["flags"] == ["-march=armv8.2-a+dotprod"]
+
+
+def test_explain(gcc: str, capsys: Any) -> None:
+    assert main(["explain", "avx2", "vsx", "--cc", gcc]) == 0
+    out = capsys.readouterr().out
+    assert "AVX2: a dispatch target" in out and "VSX: not available: VSX is a ppc64 feature" in out
+
+
+def test_flush_command(gcc: str, tmp_path: Path, capsys: Any) -> None:
+    assert main(["detect", "--cc", gcc, "--build-dir", str(tmp_path)]) == 0
+    assert main(["flush", str(tmp_path)]) == 0
+    assert not (tmp_path / "ccopt-features.json").exists()
+    assert "flushed 1 cache file(s)" in capsys.readouterr().out

@@ -203,7 +203,7 @@ def cmd_report(ns: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_setup(ns: argparse.Namespace) -> int:
+def cmd_setup(ns: argparse.Namespace) -> int:  # reached only through --help; main() forwards 'setup'
     from .meson import run_setup
 
     return run_setup(ns.meson_args)
@@ -295,8 +295,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
-    ns = build_parser().parse_args(args)
     try:
+        if args[:1] == ["setup"]:  # everything after 'setup' belongs to meson, unparsed
+            from .meson import run_setup
+
+            return run_setup(args[1:])
+        ns = build_parser().parse_args(args)
         return COMMANDS[ns.command][2](ns)
     except CcoptError as exc:
         print(f"ccopt-meson: error: {exc}", file=sys.stderr)

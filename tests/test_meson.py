@@ -1,0 +1,163 @@
+"""Real meson setup / ninja / meson test runs of the example and fixture projects.
+
+A logging compiler wrapper records every compiler process; probe compiles are
+the ones whose source lies in the helper's scratch directory (``/ccopt-*/p<N>.c``).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tarfile
+import hashlib
+from pathlib import Path
+
+import pytest
+
+from .conftest import ROOT, need
+
+pytestmark = pytest.mark.slow
+PROBE = re.compile(r"/ccopt-[^/\s]+/p\d+\.c\b")
+REPO_PARTS = ("meson.build", "meson_options.txt", "tools", "ccopt_meson")
+
+
+def copy_repo(dest: Path) -> None:
+    dest.mkdir(parents=True)
+    for part in REPO_PARTS:
+        src = ROOT / part
+        if src.is_dir():
+            shutil.copytree(src, dest / part, ignore=shutil.ignore_patterns("__pycache__"))
+        else:
+            shutil.copy2(src, dest / part)
+
+
+def project(tmp_path: Path, name: str) -> Path:
+    src = ROOT / "examples" / "dot" if name == "dot" else ROOT / "tests" / "projects" / name
+    dest = tmp_path / name
+    shutil.copytree(src, dest, symlinks=True, ignore=shutil.ignore_patterns("ccopt-meson"))
+    copy_repo(dest / "subprojects" / "ccopt-meson")
+    return dest
+
+
+class Build:
+    def __init__(self, tmp_path: Path, src: Path, compiler: str = "gcc", meson: list[str] | None = None) -> None:
+        self.src, self.dir = src, tmp_path / "build"
+        self.log = tmp_path / "cc.log"
+        wrapper = tmp_path / f"{compiler}-log"
+        real = need(compiler)
+        wrapper.write_text(f'#!/bin/sh\nprintf "%s\\n" "$*" >> "{self.log}"\nexec {real} "$@"\n')
+        wrapper.chmod(0o755)
+        cxx = need("g++" if compiler == "gcc" else "clang++")
+        cxx_wrapper = tmp_path / f"{compiler}-log++"
+        cxx_wrapper.write_text(f'#!/bin/sh\nprintf "%s\\n" "$*" >> "{self.log}"\nexec {cxx} "$@"\n')
+        cxx_wrapper.chmod(0o755)
+        self.env = dict(os.environ, CC=str(wrapper), CXX=str(cxx_wrapper))
+        self.env.pop("CCOPT_FLUSH", None)
+        self.meson = meson or [sys.executable, "-m", "mesonbuild.mesonmain"]
+
+    def run(self, *cmd: str, cwd: Path | None = None) -> str:
+        self.log.write_text("")
+        r = subprocess.run(cmd, cwd=cwd or self.src, env=self.env, capture_output=True, text=True)
+        assert r.returncode == 0, f"{cmd} failed:\n{r.stdout[-3000:]}\n{r.stderr[-3000:]}"
+        return r.stdout
+
+    def meson_cmd(self, *args: str) -> str:
+        return self.run(*self.meson, *args)
+
+    def ninja(self, *args: str) -> str:
+        return self.run(need("ninja"), "-C", str(self.dir), *args)
+
+    def probes(self) -> int:
+        return sum(1 for line in self.log.read_text().splitlines() if PROBE.search(line))
+
+
+@pytest.mark.parametrize("compiler", ["gcc", "clang"])
+def test_example_builds_tests_and_caches(tmp_path: Path, compiler: str) -> None:
+    b = Build(tmp_path, project(tmp_path, "dot"), compiler)
+    out = b.meson_cmd("setup", str(b.dir))
+    assert b.probes() >= 1 and "From cache  : False" in out.replace("false", "False")
+    assert (b.dir / "subprojects" / "ccopt-meson" / "ccopt-features.json").is_file()
+    b.ninja()
+    test_out = b.meson_cmd("test", "-C", str(b.dir), "-v")
+    assert "dispatch picked:" in test_out and "WRONG" not in test_out
+
+    # ninja's automatic regeneration after a meson.build edit: cache hit, zero probes
+    with open(b.src / "meson.build", "a") as fh:
+        fh.write("# touched\n")
+    out = b.ninja()
+    assert "Regenerating build files" in out and b.probes() == 0
+
+    # a no-change reconfigure rewrites no header: nothing to rebuild
+    b.meson_cmd("setup", "--reconfigure", str(b.dir))
+    assert b.probes() >= 1, "an explicit --reconfigure must flush and probe again"
+    assert "no work to do" in b.ninja("-n")
+
+    # a c_args change re-probes (new cache key) without a flush
+    b.meson_cmd("configure", str(b.dir), "-Dc_args=-O1")
+    b.ninja()
+    assert b.probes() >= 1
+
+    # the wrapper flushes on every OS; report reads the build dir
+    b.run(sys.executable, "-m", "ccopt_meson", "setup", "--reconfigure", str(b.dir), cwd=ROOT)
+    assert b.probes() >= 1
+    report = b.run(sys.executable, "-m", "ccopt_meson", "report", str(b.dir), cwd=ROOT)
+    assert "CPU dispatch" in report
+
+    # flush makes the next ninja regenerate and probe
+    b.run(sys.executable, "-m", "ccopt_meson", "flush", str(b.dir), cwd=ROOT)
+    out = b.ninja()
+    assert "Regenerating build files" in out and b.probes() >= 1
+
+    # --wipe starts clean
+    b.meson_cmd("setup", "--wipe", str(b.dir))
+    assert b.probes() >= 1
+
+
+def test_generated_headers_hold_no_absolute_paths(tmp_path: Path) -> None:
+    b = Build(tmp_path, project(tmp_path, "dot"))
+    b.meson_cmd("setup", str(b.dir))
+    for header in (b.dir / "dot.dispatch.h", b.dir / "subprojects" / "ccopt-meson" / "ccopt_config.h"):
+        text = header.read_text()
+        assert str(tmp_path) not in text and "/work" not in text
+    assert not (b.src / "dot.dispatch.h").exists()
+
+
+def test_two_subprojects_share_one_detection(tmp_path: Path) -> None:
+    b = Build(tmp_path, project(tmp_path, "two_users"))
+    b.meson_cmd("setup", str(b.dir))
+    assert b.probes() == 2  # one macro dump and one batched compile: a single detection
+    b.ninja()
+
+
+def test_cxx_only_consumer(tmp_path: Path) -> None:
+    b = Build(tmp_path, project(tmp_path, "cxx_only"))
+    b.meson_cmd("setup", str(b.dir))
+    log = b.log.read_text()
+    assert any("-x c++" in line for line in log.splitlines() if PROBE.search(line))
+    b.ninja()
+    out = b.meson_cmd("test", "-C", str(b.dir), "-v")
+    assert "picked" in out
+
+
+def test_consumer_through_a_wrap_file(tmp_path: Path) -> None:
+    src = project(tmp_path, "dot")
+    sub = src / "subprojects"
+    shutil.rmtree(sub / "ccopt-meson")
+    stage = tmp_path / "stage" / "ccopt-meson-0.1.0"
+    copy_repo(stage)
+    (sub / "packagecache").mkdir()
+    tarball = sub / "packagecache" / "ccopt-meson-0.1.0.tar.gz"
+    with tarfile.open(tarball, "w:gz") as tar:
+        tar.add(stage, arcname=stage.name)
+    digest = hashlib.sha256(tarball.read_bytes()).hexdigest()
+    (sub / "ccopt-meson.wrap").write_text(
+        "[wrap-file]\ndirectory = ccopt-meson-0.1.0\nsource_url = https://example.invalid/ccopt-meson-0.1.0.tar.gz\n"
+        f"source_filename = ccopt-meson-0.1.0.tar.gz\nsource_hash = {digest}\n\n"
+        "[provide]\ndependency_names = ccopt\nprogram_names = ccopt-meson\n")
+    b = Build(tmp_path, src)
+    b.meson_cmd("setup", str(b.dir))
+    b.ninja()
+    assert "dispatch picked:" in b.meson_cmd("test", "-C", str(b.dir), "-v")

@@ -1,0 +1,455 @@
+"""The C runtime library (ccopt_meson/runtime): generated table, real CPUs, qemu CPU models.
+
+Every binary is compiled warning-free (``-std=c99 -Wall -Wextra -pedantic
+-Werror``) once per session into a temporary directory.  Foreign CPUs run under
+qemu-user 7.2 (``qemu-<arch>-static -cpu MODEL``), so the binaries are linked
+``-static`` and need no sysroot.  Expected answers are derived from the feature
+tables where the rule is generic (closure, masks), and written out per CPU model
+where they are facts about the model.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import re
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterator, Mapping, Sequence
+
+import pytest
+
+from ccopt_meson import emit_runtime, tables
+from ccopt_meson.tables import Table
+
+ROOT = Path(__file__).resolve().parent.parent
+RUNTIME = ROOT / "ccopt_meson" / "runtime"
+LIB = ("ccopt_cpu.c",)
+INFO = ("ccopt_cpu.c", "ccopt_cpu_info.c")
+WARNINGS = ("-std=c99", "-Wall", "-Wextra", "-pedantic", "-Werror", "-O2")
+IS_X86_64 = platform.machine().lower() in ("x86_64", "amd64")
+needs_x86_64 = pytest.mark.skipif(not IS_X86_64, reason="the host is not x86_64")
+
+# x86_64 builds that assume a baseline, as a Meson build with baseline "min" plus AVX2 would.
+AVX2_BASELINE = ("-DCCOPT_HAVE_SSE", "-DCCOPT_HAVE_SSE2", "-DCCOPT_HAVE_SSE3", "-DCCOPT_HAVE_AVX2")
+
+
+def need(tool: str) -> str:
+    """The tool's path; skip without it locally, fail in CI where it must be installed."""
+    path = shutil.which(tool)
+    if path is None:
+        reason = f"'{tool}' is not installed"
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"{reason}, and CI must run this test")
+        pytest.skip(reason)
+    return path
+
+
+@dataclass(frozen=True)
+class Cross:
+    machine: str
+    cc: str
+    qemu: str
+
+
+CROSS = {
+    "aarch64": Cross("aarch64", "aarch64-linux-gnu-gcc", "qemu-aarch64-static"),
+    "ppc64le": Cross("ppc64le", "powerpc64le-linux-gnu-gcc", "qemu-ppc64le-static"),
+    "s390x": Cross("s390x", "s390x-linux-gnu-gcc", "qemu-s390x-static"),
+    "riscv64": Cross("riscv64", "riscv64-linux-gnu-gcc", "qemu-riscv64-static"),
+    "x86_64": Cross("x86_64", "gcc", "qemu-x86_64-static"),
+}
+
+
+# --------------------------------------------------------------------------- building and running
+
+# A test driver for the test seam: each argument is one fake CPU (feature names
+# separated by commas, "-" for none); one line per argument: usable features |
+# baseline missing | level.  Before that, 8 threads race through ccopt_cpu_init().
+DRIVER = r"""
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include "ccopt_cpu.h"
+
+static char seen[8][512];
+
+static void *race(void *arg)
+{
+    char *out = arg;
+    int rc = ccopt_cpu_init(), n;
+    n = sprintf(out, "%d %d ", rc, ccopt_cpu_have(CCOPT_CPU_MAX_FEATURE - 1));
+    ccopt_cpu_features_text(out + n, 512 - (size_t)n);
+    return NULL;
+}
+
+int main(int argc, char **argv)
+{
+    pthread_t t[8];
+    unsigned char fake[CCOPT_CPU_MAX_FEATURE];
+    char text[512], small[4];
+    int i, level, full;
+    for (i = 0; i < 8; ++i)
+        pthread_create(&t[i], NULL, race, seen[i]);
+    for (i = 0; i < 8; ++i)
+        pthread_join(t[i], NULL);
+    for (i = 1; i < 8; ++i)
+        if (strcmp(seen[i], seen[0]) != 0)
+            return 3;
+    full = ccopt_cpu_features_text(NULL, 0);
+    if (ccopt_cpu_features_text(small, sizeof small) != full || strlen(small) != (full ? 3u : 0u))
+        return 4;
+    if (ccopt_cpu_have(-1) || ccopt_cpu_have(CCOPT_CPU_MAX_FEATURE) || ccopt_cpu_name(-1) != NULL)
+        return 5;
+    printf("threads %s\n", seen[0]);
+    for (i = 1; i < argc; ++i) {
+        char list[512], *name;
+        memset(fake, 0, sizeof fake);
+        strcpy(list, argv[i]);
+        for (name = strtok(list, ","); name != NULL; name = strtok(NULL, ","))
+            if (strcmp(name, "-") != 0 && ccopt_cpu_id(name) >= 0)
+                fake[ccopt_cpu_id(name)] = 1;
+        ccopt_cpu_set_for_test(fake);
+        ccopt_cpu_features_text(text, sizeof text);
+        level = ccopt_cpu_level();
+        printf("%s|%s|%s\n", text, ccopt_cpu_baseline_missing(), level < 0 ? "" : ccopt_cpu_name(level));
+    }
+    return 0;
+}
+"""
+
+
+class Builder:
+    """Compiles each (compiler, flags, sources) once per module into one directory."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.built: dict[tuple[str, tuple[str, ...], tuple[str, ...]], Path] = {}
+        (root / "driver.c").write_text(DRIVER)
+
+    def __call__(self, cc: str, *flags: str, sources: Sequence[str] = INFO) -> Path:
+        key = (cc, tuple(flags), tuple(sources))
+        if key not in self.built:
+            need(cc)
+            out = self.root / f"bin{len(self.built)}"
+            paths = [str(self.root / s) if s == "driver.c" else str(RUNTIME / s) for s in sources]
+            cmd = [cc, *WARNINGS, *flags, f"-I{RUNTIME}", *paths, "-o", str(out)]
+            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+            assert proc.returncode == 0 and not proc.stderr.strip(), f"{' '.join(cmd)}\n{proc.stderr}"
+            self.built[key] = out
+        return self.built[key]
+
+    def cross(self, machine: str, *flags: str, sources: Sequence[str] = INFO) -> Path:
+        return self(CROSS[machine].cc, "-static", *flags, sources=sources)
+
+
+@pytest.fixture(scope="module")
+def build(tmp_path_factory: pytest.TempPathFactory) -> Builder:
+    return Builder(tmp_path_factory.mktemp("ccopt-runtime"))
+
+
+def _env(extra: Mapping[str, str] | None) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CCOPT_", "QEMU_"))}
+    env.update(extra or {})
+    return env
+
+
+def run(binary: Path, *args: str, machine: str | None = None, cpu: str | None = None,
+        env: Mapping[str, str] | None = None) -> tuple[str, list[str]]:
+    """stdout and the library's stderr lines ("ccopt: ..."; qemu's own warnings dropped)."""
+    cmd = [str(binary), *args]
+    if cpu is not None:
+        cmd = [need(CROSS[machine or "x86_64"].qemu), "-cpu", cpu, *cmd]
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=_env(env), timeout=60)
+    assert proc.returncode == 0, f"{' '.join(cmd)} exited {proc.returncode}\n{proc.stderr}"
+    return proc.stdout, [line for line in proc.stderr.splitlines() if line.startswith("ccopt")]
+
+
+def info(binary: Path, **kw: Any) -> tuple[dict[str, Any], list[str]]:
+    out, messages = run(binary, "--json", **kw)
+    return json.loads(out), messages
+
+
+def usable(doc: Mapping[str, Any]) -> set[str]:
+    return {name for name, ok in doc["features"].items() if ok}
+
+
+def table(machine: str) -> Table:
+    return tables.table_for(machine, emit_runtime.COMPILER_ID)
+
+
+def expected_have(t: Table, raw: set[str]) -> set[str]:
+    """The rule the C code implements: a feature counts when it and its whole closure are reported."""
+    return {n for n in t.features if n in raw and t.closure([n]) <= raw}
+
+
+# --------------------------------------------------------------------------- the generated table
+
+
+def test_checked_in_table_is_current() -> None:
+    checked_in = (RUNTIME / emit_runtime.HEADER_NAME).read_bytes().decode("ascii")
+    assert checked_in == emit_runtime.runtime_table_header(), (
+        "ccopt_cpu_table.h is stale: python -m ccopt_meson.emit_runtime > ccopt_meson/runtime/ccopt_cpu_table.h")
+
+
+def test_table_is_deterministic_and_relocatable() -> None:
+    text = emit_runtime.runtime_table_header()
+    assert text == emit_runtime.runtime_table_header()
+    assert str(ROOT) not in text and str(Path.home()) not in text and "\r" not in text
+
+
+def test_module_main_prints_the_table() -> None:
+    proc = subprocess.run([sys.executable, "-m", "ccopt_meson.emit_runtime"], cwd=ROOT,
+                          capture_output=True, timeout=60)
+    assert proc.returncode == 0 and proc.stdout.decode("ascii") == emit_runtime.runtime_table_header()
+    assert emit_runtime.main(["--bogus"]) == 2
+
+
+def test_enum_numbers_every_feature_once_in_family_then_interest_order() -> None:
+    text = emit_runtime.runtime_table_header()
+    enum = {m[1]: int(m[2]) for m in re.finditer(r"^    CCOPT_CPU_(\w+) = (\d+),?$", text, re.M)}
+    count = enum.pop("MAX_FEATURE")
+    assert sorted(enum.values()) == list(range(count)) and count == len(tables.all_feature_names())
+    expected: list[str] = []
+    for fam in tables.families():
+        m = next(m for m in tables.machines() if m.family == fam)
+        expected.extend(table(m.name).features)
+    assert sorted(enum, key=enum.__getitem__) == expected
+    for m in tables.machines():  # every machine's features are in the one enum
+        assert set(table(m.name).features) <= set(enum)
+
+
+# --------------------------------------------------------------------------- the host CPU
+
+# /proc/cpuinfo flag -> feature (the kernel clears AVX flags when it does not save the state).
+CPUINFO = {"pni": "SSE3", "ssse3": "SSSE3", "sse4_1": "SSE41", "sse4_2": "SSE42", "popcnt": "POPCNT",
+           "avx": "AVX", "fma": "FMA3", "avx2": "AVX2", "avx512f": "AVX512F", "avx512_fp16": "AVX512_SPR"}
+
+
+def _cpuinfo_flags() -> set[str]:
+    for line in Path("/proc/cpuinfo").read_text().splitlines():
+        if line.startswith("flags"):
+            return set(line.split(":", 1)[1].split())
+    pytest.skip("/proc/cpuinfo has no flags line")
+
+
+@needs_x86_64
+@pytest.mark.parametrize("cc", ["gcc", "clang"])
+def test_native_detection_agrees_with_proc_cpuinfo(build: Builder, cc: str) -> None:
+    doc, messages = info(build(cc))
+    assert doc["arch"] == "x86_64" and doc["baseline_missing"] == [] and messages == []
+    assert list(doc["features"]) == list(table("x86_64").features)
+    flags = _cpuinfo_flags()
+    assert {f: doc["features"][f] for f in CPUINFO.values()} == {f: flag in flags for flag, f in CPUINFO.items()}
+
+
+@needs_x86_64
+def test_text_output_lists_the_same_features(build: Builder) -> None:
+    doc, _ = info(build("gcc"))
+    text, _ = run(build("gcc"))
+    lines = dict(line.split(":", 1) for line in text.splitlines())
+    assert lines["arch"].strip() == "x86_64"
+    assert lines["features"].split() == [n for n, ok in doc["features"].items() if ok]
+    assert lines["level"].strip() == (doc["level"] or "-")
+
+
+# --------------------------------------------------------------------------- x86_64 CPU models under qemu
+
+_V2 = {"SSE", "SSE2", "SSE3", "SSSE3", "SSE41", "POPCNT", "SSE42", "X86_V2"}
+# What qemu 7.2 TCG reports.  Its TCG has no AVX-512, so no model reaches X86_V4.
+X86_MODELS = {
+    "qemu64": ({"SSE", "SSE2", "SSE3"}, None),
+    "Nehalem": (_V2, "X86_V2"),
+    "SandyBridge": (_V2 | {"AVX"}, "X86_V2"),
+    "Haswell": (_V2 | {"AVX", "F16C", "FMA3", "AVX2", "X86_V3"}, "X86_V3"),
+    # cpuid says AVX..AVX2, but without xsave the OS (here qemu) saves no YMM state: OSXSAVE is 0.
+    "Haswell,-xsave": (_V2, "X86_V2"),
+}
+
+
+@needs_x86_64
+@pytest.mark.parametrize("cpu", list(X86_MODELS))
+def test_x86_64_cpu_models(build: Builder, cpu: str) -> None:
+    doc, messages = info(build.cross("x86_64"), cpu=cpu)
+    have, level = X86_MODELS[cpu]
+    assert usable(doc) == have and doc["level"] == level and messages == []
+
+
+@needs_x86_64
+def test_disable_masks_what_implies_the_feature(build: Builder) -> None:
+    doc, messages = info(build.cross("x86_64"), cpu="Haswell", env={"CCOPT_DISABLE_CPU_FEATURES": "AVX2"})
+    assert not doc["features"]["AVX2"] and not doc["features"]["X86_V3"]
+    assert doc["features"]["FMA3"] and doc["features"]["F16C"] and doc["level"] == "X86_V2"
+    assert messages == []
+
+
+@needs_x86_64
+def test_disable_reports_unknown_and_foreign_names(build: Builder) -> None:
+    env = {"CCOPT_DISABLE_CPU_FEATURES": "avx2, NOSUCH,ASIMD"}
+    doc, messages = info(build.cross("x86_64"), cpu="Haswell", env=env)
+    assert not doc["features"]["AVX2"]  # names are case-insensitive
+    assert len(messages) == 2
+    assert messages[0].startswith("ccopt: CCOPT_DISABLE_CPU_FEATURES: unknown CPU feature 'NOSUCH'")
+    assert messages[1] == "ccopt: CCOPT_DISABLE_CPU_FEATURES: ASIMD is not a CPU feature of x86_64; ignored"
+
+
+@needs_x86_64
+def test_disable_refuses_baseline_features(build: Builder) -> None:
+    env = {"CCOPT_DISABLE_CPU_FEATURES": "SSE3 AVX2 FMA3"}
+    doc, messages = info(build.cross("x86_64", *AVX2_BASELINE), cpu="Haswell", env=env)
+    assert doc["features"]["SSE3"] and doc["features"]["AVX2"] and not doc["features"]["FMA3"]
+    assert messages == [
+        f"ccopt: CCOPT_DISABLE_CPU_FEATURES: {n} is in the baseline this build requires and cannot be disabled; ignored"
+        for n in ("SSE3", "AVX2")]
+
+
+@needs_x86_64
+def test_enable_keeps_only_the_named_features_and_the_baseline(build: Builder) -> None:
+    env = {"CCOPT_ENABLE_CPU_FEATURES": "FMA3"}
+    doc, messages = info(build.cross("x86_64", *AVX2_BASELINE), cpu="Haswell", env=env)
+    t = table("x86_64")
+    assert usable(doc) == set(t.closure(["FMA3", "AVX2", "SSE3"])) and messages == []
+    doc, messages = info(build.cross("x86_64"), cpu="Haswell", env={"CCOPT_ENABLE_CPU_FEATURES": "AVX512F"})
+    assert messages == ["ccopt: CCOPT_ENABLE_CPU_FEATURES: AVX512F is not supported by this CPU; ignored"]
+    assert usable(doc) == set(t.closure(["AVX512F"])) & X86_MODELS["Haswell"][0]
+
+
+@needs_x86_64
+def test_enable_and_disable_together_is_reported_and_ignored(build: Builder) -> None:
+    env = {"CCOPT_ENABLE_CPU_FEATURES": "SSE42", "CCOPT_DISABLE_CPU_FEATURES": "AVX2"}
+    doc, messages = info(build.cross("x86_64"), cpu="Haswell", env=env)
+    assert usable(doc) == X86_MODELS["Haswell"][0]
+    assert len(messages) == 1 and "are both set" in messages[0]
+
+
+@needs_x86_64
+def test_missing_baseline_is_reported_not_fatal(build: Builder) -> None:
+    binary = build.cross("x86_64", *AVX2_BASELINE)
+    doc, _ = info(binary, cpu="Nehalem")
+    assert doc["baseline_missing"] == ["AVX", "F16C", "AVX2"]  # AVX2 and what it implies
+    assert usable(doc) == _V2
+    text, _ = run(binary, cpu="Nehalem")
+    assert "baseline missing: AVX F16C AVX2" in text
+    doc, _ = info(binary, cpu="Haswell")
+    assert doc["baseline_missing"] == []
+
+
+# --------------------------------------------------------------------------- other architectures under qemu
+
+# Facts about qemu 7.2's CPU models, as seen through AT_HWCAP/AT_HWCAP2.
+CROSS_MODELS: dict[str, dict[str, set[str]]] = {
+    "aarch64": {
+        "cortex-a53": {"NEON", "NEON_FP16", "NEON_VFPV4", "ASIMD"},
+        "neoverse-n1": {"NEON", "NEON_FP16", "NEON_VFPV4", "ASIMD", "ASIMDHP", "ASIMDDP"},
+        "a64fx": {"NEON", "NEON_FP16", "NEON_VFPV4", "ASIMD", "ASIMDHP", "SVE"},
+        "max": {"NEON", "NEON_FP16", "NEON_VFPV4", "ASIMD", "ASIMDHP", "ASIMDDP", "ASIMDFHM", "SVE"},
+    },
+    "ppc64le": {
+        "power8": {"VSX", "VSX2"},
+        "power9": {"VSX", "VSX2", "VSX3"},
+        "power10": {"VSX", "VSX2", "VSX3", "VSX4"},
+    },
+    # qemu 7.2 TCG cannot start the z13/z14/gen15a models at all ("features ... not
+    # available in the configuration"; there is no "z15" name).  Its "qemu"/"max" model
+    # reports HWCAP_S390_VXRS and VXRS_EXT (hwcap 0x2b3f), never VXRS_EXT2, even with
+    # vxeh2=on: qemu-user 7.2 does not map that facility to the hwcap.  So z13 and z14
+    # are modelled by switching the vector facilities off, and VXE2 is never seen.
+    "s390x": {
+        "qemu,vx=off": set(),
+        "qemu,vxeh=off": {"VX"},       # like a z13
+        "max": {"VX", "VXE"},          # like a z14
+        "max,vxeh2=on": {"VX", "VXE"},  # a z15 would add VXE2; qemu-user 7.2 does not say so
+        "qemu,vx=off,vxeh=on": set(),  # VXRS_EXT without VXRS: VXE needs VX
+    },
+    "riscv64": {
+        "rv64,v=true,vlen=128": {"RVV"},
+        "rv64,v=false": set(),
+    },
+}
+
+
+@pytest.mark.parametrize(("machine", "cpu"), [(m, c) for m, models in CROSS_MODELS.items() for c in models])
+def test_cross_cpu_models(build: Builder, machine: str, cpu: str) -> None:
+    doc, messages = info(build.cross(machine), machine=machine, cpu=cpu)
+    assert doc["arch"] == machine and list(doc["features"]) == list(table(machine).features)
+    assert usable(doc) == CROSS_MODELS[machine][cpu] and messages == [] and doc["baseline_missing"] == []
+
+
+@pytest.mark.parametrize("cpu", ["cortex-a53", "neoverse-n1", "max"])
+def test_proc_self_auxv_fallback_agrees_with_getauxval(build: Builder, cpu: str) -> None:
+    doc, _ = info(build.cross("aarch64", "-DCCOPT_CPU_NO_GETAUXVAL"), machine="aarch64", cpu=cpu)
+    assert usable(doc) == CROSS_MODELS["aarch64"][cpu]
+
+
+def test_cross_baseline_and_masks(build: Builder) -> None:
+    binary = build.cross("ppc64le", "-DCCOPT_HAVE_VSX3")
+    doc, _ = info(binary, machine="ppc64le", cpu="power8")
+    assert doc["baseline_missing"] == ["VSX3"]
+    env = {"CCOPT_DISABLE_CPU_FEATURES": "VSX2"}  # in the baseline's closure
+    doc, messages = info(binary, machine="ppc64le", cpu="power10", env=env)
+    assert usable(doc) == {"VSX", "VSX2", "VSX3", "VSX4"} and len(messages) == 1 and "VSX2" in messages[0]
+    doc, _ = info(build.cross("aarch64"), machine="aarch64", cpu="max", env={"CCOPT_DISABLE_CPU_FEATURES": "ASIMDHP"})
+    assert usable(doc) == {"NEON", "NEON_FP16", "NEON_VFPV4", "ASIMD", "ASIMDDP"}
+
+
+def test_unknown_machine_reports_nothing_and_does_not_crash(build: Builder) -> None:
+    # riscv64 without __LP64__ matches no machine of the tables: the "any other machine" branch.
+    binary = build.cross("riscv64", "-U__LP64__")
+    doc, messages = info(binary, machine="riscv64", cpu="rv64", env={"CCOPT_DISABLE_CPU_FEATURES": "RVV"})
+    assert doc == {"arch": "unknown", "level": None, "features": {}, "baseline_missing": []}
+    assert messages == ["ccopt: CCOPT_DISABLE_CPU_FEATURES: RVV is not a CPU feature of unknown; ignored"]
+
+
+# --------------------------------------------------------------------------- the test seam, over every feature
+
+_BASELINE = {"x86_64": ("SSE", "SSE2", "SSE3"), "aarch64": ("NEON", "ASIMD"), "ppc64le": ("VSX2",),
+             "s390x": ("VX",), "riscv64": ()}
+_HOST_CPU: dict[str, str | None] = {"x86_64": None, "aarch64": "max", "ppc64le": "power10", "s390x": "max", "riscv64": "rv64"}
+
+
+def _scenarios(t: Table) -> Iterator[set[str]]:
+    names = set(t.features)
+    yield set()
+    yield names
+    for n in t.features:
+        yield names - {n}
+        yield set(t.closure([n]))
+
+
+@pytest.mark.parametrize("machine", list(_BASELINE))
+def test_seam_closure_baseline_and_level_for_every_feature(build: Builder, machine: str) -> None:
+    if machine == "x86_64" and not IS_X86_64:
+        pytest.skip("the host is not x86_64")
+    flags = [f"-DCCOPT_HAVE_{n}" for n in _BASELINE[machine]]
+    binary = build.cross(machine, *flags, "-pthread", sources=(*LIB, "driver.c"))
+    t = table(machine)
+    scenarios = list(_scenarios(t))
+    out, messages = run(binary, *(",".join(sorted(s)) or "-" for s in scenarios),
+                        machine=machine, cpu=_HOST_CPU[machine])
+    lines = out.splitlines()
+    assert lines[0].startswith("threads ") and messages == []
+    base = t.closure(_BASELINE[machine])
+    levels = [n for n in t.features if re.search(r"_V[0-9]+$", n)]
+    assert len(lines) == len(scenarios) + 1
+    for raw, line in zip(scenarios, lines[1:]):
+        have = expected_have(t, raw)
+        got, missing, level = line.split("|")
+        assert got.split() == [n for n in t.features if n in have], sorted(raw)
+        assert missing.split() == [n for n in t.features if n in base and n not in have], sorted(raw)
+        assert level == next((n for n in reversed(levels) if n in have), "")
+
+
+@needs_x86_64
+def test_seam_applies_environment_masks(build: Builder) -> None:
+    binary = build.cross("x86_64", "-DCCOPT_HAVE_SSE", "-pthread", sources=(*LIB, "driver.c"))
+    t = table("x86_64")
+    everything = ",".join(t.features)
+    out, _ = run(binary, everything, env={"CCOPT_DISABLE_CPU_FEATURES": "AVX"})
+    masked = set(out.splitlines()[1].split("|")[0].split())
+    assert masked == {n for n in t.features if "AVX" not in t.closure([n])}
+    out, _ = run(binary, everything, env={"CCOPT_ENABLE_CPU_FEATURES": "POPCNT"})
+    assert set(out.splitlines()[1].split("|")[0].split()) == set(t.closure(["POPCNT", "SSE"]))

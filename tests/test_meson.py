@@ -161,3 +161,22 @@ def test_consumer_through_a_wrap_file(tmp_path: Path) -> None:
     b.meson_cmd("setup", str(b.dir))
     b.ninja()
     assert "dispatch picked:" in b.meson_cmd("test", "-C", str(b.dir), "-v")
+
+
+OLD_MESONS = ("1.2.3", "1.7.2")  # the stated minimum, and a release from the last two years
+
+
+@pytest.mark.parametrize("version", OLD_MESONS)
+def test_older_meson_releases(tmp_path: Path, version: str) -> None:
+    path = ROOT / ".ci" / "mesons" / version
+    if not (path / "mesonbuild").is_dir():
+        message = f"meson {version} is not installed in {path} (.ci/run installs it)"
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(message)
+        pytest.skip(message)
+    b = Build(tmp_path, project(tmp_path, "dot"), meson=[sys.executable, "-m", "mesonbuild.mesonmain"])
+    b.env["PYTHONPATH"] = str(path)
+    out = b.meson_cmd("setup", str(b.dir))
+    assert f"The Meson build system\nVersion: {version}" in out
+    b.ninja()
+    assert "dispatch picked:" in b.meson_cmd("test", "-C", str(b.dir), "-v")

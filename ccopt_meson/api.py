@@ -12,11 +12,10 @@ import platform
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from . import cache
-from .compiler import (Compiler, binary_identity, identify_id, machine_from_macros, macro_satisfied,
-                       version_from_macros)
+from .compiler import Compiler, binary_identity, identify_id, machine_from_macros, macro_satisfied, version_from_macros
 from .errors import CompilerError, InputError
 from .probe import Outcome, Runner, Session, probe_features
 from .resolve import Token, evaluate, render, resolve, tokenize, uses
@@ -230,7 +229,9 @@ def read(build_dir: str | os.PathLike[str], lang: str = "c") -> dict[str, Any]:
 
         doc = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError as exc:
-        raise InputError(f"{path} does not exist; run 'ccopt-meson detect --build-dir {build_dir}' or configure first") from exc
+        raise InputError(
+            f"{path} does not exist; run 'ccopt-meson detect --build-dir {build_dir}' or configure first"
+        ) from exc
     except (OSError, ValueError) as exc:
         raise InputError(f"{path} is unreadable or corrupt ({exc}); run 'ccopt-meson flush {build_dir}'") from exc
     if not isinstance(doc, dict) or doc.get("schema_version") != cache.SCHEMA_VERSION:

@@ -8,7 +8,6 @@ place where errors become ``ccopt-meson: error: <message>`` and an exit code
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shlex
 import sys
@@ -25,7 +24,7 @@ __all__ = ["main", "COMMANDS"]
 
 
 def _compiler_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--cc", metavar="CMD", help="compiler command (default: $CC, else cc); may hold a launcher and flags")
+    p.add_argument("--cc", metavar="CMD", help="compiler command (default: $CC, else cc); may hold a launcher")
     p.add_argument("--cc-arg", dest="cc_argv", action="append", metavar="ARG",
                    help="one element of the compiler command, repeatable (as Meson's cc.cmd_array() gives it)")
     p.add_argument("--args", default=None, metavar="FLAGS",
@@ -164,7 +163,7 @@ def cmd_features(ns: argparse.Namespace) -> int:
 
     machine = ns.arch or api.host_machine_name()
     table = table_for(machine_by_name(machine).name, ns.compiler_id)
-    rows = {n: {"interest": f.interest, "implies": list(f.implies), "flags": list(f.flags),
+    rows: dict[str, dict[str, Any]] = {n: {"interest": f.interest, "implies": list(f.implies), "flags": list(f.flags),
                 "closure_flags": table.flags_for([n]), "group": list(f.group),
                 "disabled": f.disabled} for n, f in table.features.items()}
     if ns.json:
@@ -276,7 +275,7 @@ COMMANDS: dict[str, Command] = {
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> Any:  # type: ignore[override]
+    def error(self, message: str) -> Any:
         if "invalid choice" in message and "command" in message:
             word = message.split("'")[1] if "'" in message else ""
             message += did_you_mean(word.upper(), [c.upper() for c in COMMANDS]).lower()

@@ -54,13 +54,10 @@ def _statement_text(text: str, where: str) -> tuple[str, int]:
                     break
                 body.append(nxt.lstrip()[2:])
             return "\n".join(body), i + 1
-        for nxt in [None, *lines[i + 1:]]:
-            if nxt is not None:
-                body.append(nxt)
-            joined = "\n".join(body)
-            end = joined.find("*/")
-            if end >= 0:
-                return joined[:end], i + 1
+        joined = "\n".join([body[0], *lines[i + 1:]])
+        end = joined.find("*/")
+        if end >= 0:
+            return joined[:end], i + 1
         raise _fail(where, i + 1, "the @targets comment is not closed with '*/'")
     raise _fail(where, 1, "no '@targets' statement found in a comment of the first 1000 lines")
 
@@ -98,7 +95,8 @@ def parse_text(text: str, where: str = "<source>") -> Statement:
                 raise _fail(where, line, f"policy '{tok}' cannot be part of a group")
             if name not in POLICIES:
                 valid = ", ".join("$" + p.lower() for p in POLICIES)
-                raise _fail(where, line, f"unknown policy '{tok}'{did_you_mean(name, POLICIES).lower()}; valid: {valid}")
+                hint = did_you_mean(name, POLICIES).lower()
+                raise _fail(where, line, f"unknown policy '{tok}'{hint}; valid: {valid}")
             policies.add(name)
         elif tok.startswith("#"):
             raise _fail(where, line, f"target groups ('{tok}') are not supported; list the targets")

@@ -34,11 +34,11 @@ import threading
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from .compiler import macro_satisfied, parse_macro_dump
 from .errors import CompilerError
-from .tables import PROBES_DIR, DATA_DIR, Table
+from .tables import DATA_DIR, PROBES_DIR, Table
 
 __all__ = ["ProcResult", "Runner", "run_process", "Session", "Outcome", "probe_features", "diagnose"]
 
@@ -116,6 +116,11 @@ def _blocks(lines: Sequence[str]) -> list[list[str]]:
     return blocks
 
 
+def _mentions(text: str, flag: str) -> bool:
+    """Does ``text`` name ``flag`` as a whole word (``-mavx2`` but not ``-mavx``)?"""
+    return re.search(r"(?<![\w=-])" + re.escape(flag) + r"(?![\w=.+-])", text) is not None
+
+
 def diagnose(
     output: str,
     returncode: int,
@@ -135,7 +140,7 @@ def diagnose(
         text = "\n".join(block)
         owners = [name for path, name in probe_owner.items() if path in text]
         if not owners:
-            owners = [n for flag, names in flag_owner.items() if re.search(r"(?<![\w=-])" + re.escape(flag) + r"(?![\w=.+-])", text) for n in names]
+            owners = [n for flag, names in flag_owner.items() if _mentions(text, flag) for n in names]
         reason = primary.strip()
         if owners:
             for name in dict.fromkeys(owners):
@@ -143,7 +148,8 @@ def diagnose(
         else:
             diag.unattributed.append(reason)
     if diag.bad and not diag.attributed and not diag.unattributed:
-        diag.unattributed.append(f"compiler exited with status {returncode}" + (" (killed by a signal)" if returncode < 0 else ""))
+        killed = " (killed by a signal)" if returncode < 0 else ""
+        diag.unattributed.append(f"compiler exited with status {returncode}{killed}")
     return diag
 
 
@@ -153,7 +159,7 @@ def diagnose(
 class Session:
     """A compiler command plus a scratch directory; counts the processes it starts."""
 
-    def __init__(self, command: Sequence[str], args: Sequence[str], lang: str, driver: Mapping[str, object],
+    def __init__(self, command: Sequence[str], args: Sequence[str], lang: str, driver: Mapping[str, Any],
                  runner: Runner | None = None, timeout: float | None = None) -> None:
         self.command = list(command)
         self.args = list(args)
@@ -169,7 +175,7 @@ class Session:
     def close(self) -> None:
         shutil.rmtree(self._tmp, ignore_errors=True)
 
-    def __enter__(self) -> "Session":
+    def __enter__(self) -> Session:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -197,7 +203,7 @@ class Session:
             return None, ProcResult(1, "this compiler cannot dump its predefined macros")
         src = self._next(".c")
         src.write_text("\n")
-        res = self.run([*flags, *dump, *self.driver["lang"][self.lang], str(src)])  # type: ignore[index]
+        res = self.run([*flags, *dump, *self.driver["lang"][self.lang], str(src)])
         diag = diagnose(res.output.replace("#define", ""), res.returncode, {}, {})
         if diag.bad:
             return None, ProcResult(res.returncode or 1, self.clean(res.output))
@@ -205,9 +211,9 @@ class Session:
 
     def compile(self, source: Path, flags: Sequence[str]) -> ProcResult:
         obj = self._next(str(self.driver["obj_suffix"]))
-        out = [part.replace("{out}", str(obj)) for part in self.driver["output"]]  # type: ignore[attr-defined]
-        lang = self.driver["lang"][self.lang]  # type: ignore[index]
-        return self.run([*flags, *self.driver["compile"], *lang, str(source), *out])  # type: ignore[misc]
+        out = [part.replace("{out}", str(obj)) for part in self.driver["output"]]
+        lang = self.driver["lang"][self.lang]
+        return self.run([*flags, *self.driver["compile"], *lang, str(source), *out])
 
     def write_unit(self, probes: Iterable[Path]) -> Path:
         src = self._next(".c")
@@ -267,7 +273,8 @@ def _batch(session: Session, table: Table, features: list[str], extras: list[str
         live_extras = [e for e in extras if e not in outcomes and table.extra_checks[e].feature in live]
         if not live:
             return True
-        unit = session.write_unit([table.features[n].probe for n in live] + [table.extra_checks[e].probe for e in live_extras])
+        probes = [table.features[n].probe for n in live] + [table.extra_checks[e].probe for e in live_extras]
+        unit = session.write_unit(probes)
         res = session.compile(unit, table.flags_for(live))
         probe_owner, flag_owner = _owners(table, session, live + live_extras)
         diag = diagnose(res.output, res.returncode, probe_owner, flag_owner)

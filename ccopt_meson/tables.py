@@ -156,7 +156,7 @@ def validate_schema(value: Any, schema: Mapping[str, Any], defs: Mapping[str, An
                 validate_schema(item, extra, defs, f"{where}.{key}")
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _raw_family(family: str) -> Mapping[str, Any]:
     schema = _read_json(DATA_DIR / "schema.json")
     raw = _read_json(FEATURES_DIR / f"{family}.json")
@@ -164,12 +164,12 @@ def _raw_family(family: str) -> Mapping[str, Any]:
     return raw  # type: ignore[no-any-return]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def families() -> tuple[str, ...]:
     return tuple(sorted(p.stem for p in FEATURES_DIR.glob("*.json")))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def machines() -> tuple[Machine, ...]:
     """Every machine of every family, in detection order."""
     out = []
@@ -198,7 +198,7 @@ def machine_by_name(name: str) -> Machine:
     )
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def all_feature_names() -> Mapping[str, str]:
     """Feature (and extra check) name -> family, over every table."""
     out: dict[str, str] = {}
@@ -213,7 +213,7 @@ def family_of(name: str) -> str | None:
     return all_feature_names().get(name)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def compilers_data() -> Mapping[str, Any]:
     return _read_json(DATA_DIR / "compilers.json")  # type: ignore[no-any-return]
 
@@ -242,7 +242,9 @@ def _when_matches(when: Mapping[str, str], machine: str, style: str, compiler_id
     return all(wanted[k] == v for k, v in when.items())
 
 
-def _build_feature(raw: Mapping[str, Any], family: str, machine: str, spec: CompilerSpec, family_reason: str | None) -> Feature:
+def _build_feature(
+    raw: Mapping[str, Any], family: str, machine: str, spec: CompilerSpec, family_reason: str | None
+) -> Feature:
     cur: dict[str, Any] = {
         "implies": raw["implies"],
         "headers": raw["headers"],
@@ -316,7 +318,7 @@ def table_for(machine: str, compiler_id: str) -> Table:
     return _table_for(machine, compiler_id)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _table_for(machine_name: str, compiler_id: str) -> Table:
     machine = machine_by_name(machine_name)
     raw = _raw_family(machine.family)
@@ -377,7 +379,7 @@ def normalize_flags(flags: Sequence[str], conflicts: Sequence[Mapping[str, Any]]
 # --------------------------------------------------------------------------- digest
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def data_digest() -> str:
     """sha256 over every table, schema and probe source: part of the cache key."""
     h = hashlib.sha256()

@@ -39,7 +39,8 @@ def clang() -> str:
     return need("clang")
 
 
-X86_MACROS = "#define __x86_64__ 1\n#define __GNUC__ 12\n#define __GNUC_MINOR__ 2\n#define __GNUC_PATCHLEVEL__ 0\n#define __SSE__ 1\n#define __SSE2__ 1\n"
+X86_MACROS = ("#define __x86_64__ 1\n#define __GNUC__ 12\n#define __GNUC_MINOR__ 2\n#define __GNUC_PATCHLEVEL__ 0\n"
+              "#define __SSE__ 1\n#define __SSE2__ 1\n")
 
 
 class FakeCompiler:
@@ -89,7 +90,8 @@ class FakeCompiler:
                 return ProcResult(1, out + f"{src}:5:3: error: '__m512' undeclared\n")
         if self.header_warning:
             out += ("In file included from /usr/lib/gcc/x86_64-linux-gnu/12/include/immintrin.h:5,\n"
-                    "/usr/lib/gcc/x86_64-linux-gnu/12/include/avx512erintrin.h:55:3: warning: '__W' is used uninitialized\n")
+                    "/usr/lib/gcc/x86_64-linux-gnu/12/include/avx512erintrin.h:55:3: warning: "
+                    "'__W' is used uninitialized\n")
         return ProcResult(0, out)
 
 

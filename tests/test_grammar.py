@@ -13,7 +13,7 @@ from ccopt_meson.tables import table_for
 X86 = table_for("x86_64", "gcc")
 
 
-def names(text: str, native: set[str] = set(), detect: set[str] = set()) -> set[str]:
+def names(text: str, native: frozenset[str] = frozenset(), detect: frozenset[str] = frozenset()) -> set[str]:
     notes: list[str] = []
     return evaluate(tokenize(text, "cpu-dispatch"), X86, native, detect, notes, "cpu-dispatch")
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 import sys
 import textwrap
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Sequence
 
 from .tables import Machine, Table, families, machines, table_for
@@ -28,6 +28,7 @@ HEADER_NAME = "ccopt_cpu_table.h"
 # per-compiler flag bundling (MSVC's /arch:AVX2 makes FMA3 imply AVX2, say).
 COMPILER_ID = "gcc"
 _REGS = ("eax", "ebx", "ecx", "edx")
+_METHODS = ("cpuid", "auxv", "sysctl", "win_pf")
 # Microarchitecture levels (x86-64-v2 ...) are ordinary features named <ARCH>_V<n>.
 _LEVEL = re.compile(r"_V[0-9]+$")
 
@@ -90,6 +91,8 @@ def _mask(bits: Iterable[int], where: str) -> int:
 
 
 class _Lines:
+    """The header's lines, in order."""
+
     def __init__(self) -> None:
         self.lines: list[str] = []
 
@@ -123,13 +126,8 @@ def _emit_common_data(out: _Lines, ids: Mapping[str, int]) -> None:
     out.add(*(f"    {_c_string(n)}," for n in ids))
     out.add("};", "", "/* 1 when the build's baseline includes the feature (-DCCOPT_HAVE_<NAME>). */")
     for name in ids:
-        out.add(
-            f"#ifdef CCOPT_HAVE_{name}",
-            f"#define CCOPT_CPU_BASE_{name} 1",
-            "#else",
-            f"#define CCOPT_CPU_BASE_{name} 0",
-            "#endif",
-        )
+        out.add(f"#ifdef CCOPT_HAVE_{name}", f"#define CCOPT_CPU_BASE_{name} 1",
+                "#else", f"#define CCOPT_CPU_BASE_{name} 0", "#endif")
     out.add(
         "",
         "/* One (leaf, subleaf) pair that cpuid is asked for. */",
@@ -142,86 +140,100 @@ def _emit_common_data(out: _Lines, ids: Mapping[str, int]) -> None:
         "    unsigned char leaf, reg, bit;",
         "} ccopt_cpu_cpuid_bit;",
         "",
-        "/* How one feature is detected on this machine; absent methods are zero. */",
+        "/* How one feature is detected on this machine; absent methods are zero.  The",
+        " * initializers below are positional (designated ones are not C++ before C++20). */",
         "typedef struct ccopt_cpu_recipe {",
-        "    int id;                         /* CCOPT_CPU_<NAME> */",
-        "    unsigned char always;           /* part of the architecture */",
-        "    unsigned char baseline;         /* CCOPT_HAVE_<NAME> was defined at build time */",
-        "    unsigned char cpuid;            /* detectable with cpuid: all cpuid bits set and XCR0 ok */",
-        "    unsigned char auxv;             /* detectable with AT_HWCAP/AT_HWCAP2 */",
-        "    int cpuid_first, cpuid_count;   /* slice of ccopt_cpu_cpuid_bits */",
-        "    unsigned long xcr0;             /* XCR0 state bits the OS must enable */",
-        "    unsigned long long hwcap;       /* AT_HWCAP bits that must all be set */",
-        "    unsigned long long hwcap2;      /* AT_HWCAP2 bits that must all be set */",
-        "    const char *sysctl;             /* macOS sysctlbyname() name, or NULL */",
-        "    int win_pf;                     /* Windows IsProcessorFeaturePresent() id, or 0 */",
+        "    int id;                           /* CCOPT_CPU_<NAME> */",
+        "    unsigned char baseline;           /* CCOPT_HAVE_<NAME> was defined at build time */",
+        "    unsigned char always;             /* part of the architecture */",
+        "    unsigned char cpuid;              /* detectable with cpuid: all cpuid bits set and XCR0 ok */",
+        "    unsigned char auxv;               /* detectable with AT_HWCAP/AT_HWCAP2 */",
+        "    int cpuid_first, cpuid_count;     /* slice of ccopt_cpu_cpuid_bits */",
+        "    unsigned long xcr0;               /* XCR0 state bits the OS must enable */",
+        "    unsigned long long hwcap, hwcap2; /* AT_HWCAP/AT_HWCAP2 bits that must all be set */",
+        "    const char *sysctl;               /* macOS sysctlbyname() name, or NULL */",
+        "    int win_pf;                       /* Windows IsProcessorFeaturePresent() id, or 0 */",
         "    int implies_first, implies_count; /* slice of ccopt_cpu_implies: the closure */",
         "} ccopt_cpu_recipe;",
     )
 
 
-def _emit_machine(out: _Lines, m: Machine, ids: Mapping[str, int]) -> None:
-    table = table_for(m.name, COMPILER_ID)
-    leaves: list[tuple[int, int]] = []
-    bits: list[str] = []
-    implies: list[str] = []
-    implies_count = 0
-    recipes: list[str] = []
-    levels: list[str] = []
-    uses = {"cpuid": False, "auxv": False, "sysctl": False, "win_pf": False}
-    for name, feat in table.features.items():
-        where = f"{m.name}: {name}"
-        rt = feat.runtime
-        fields = [f".id = CCOPT_CPU_{name}", f".baseline = CCOPT_CPU_BASE_{name}"]
-        if rt.get("always"):
-            fields.append(".always = 1")
-        if "cpuid" in rt:
-            uses["cpuid"] = True
-            cb = _cpuid_bits(rt, where)
-            for b in cb:
-                if (b.leaf, b.subleaf) not in leaves:
-                    leaves.append((b.leaf, b.subleaf))
-            fields.append(f".cpuid = 1, .cpuid_first = {len(bits)}, .cpuid_count = {len(cb)}")
-            if rt.get("xcr0", 0):
-                fields.append(f".xcr0 = 0x{rt['xcr0']:x}UL")
-            bits.extend(f"{{{leaves.index((b.leaf, b.subleaf))}, {b.reg}, {b.bit}}}, /* {name}: "
-                        f"leaf 0x{b.leaf:x}.{b.subleaf} {_REGS[b.reg]} bit {b.bit} */" for b in cb)
-        if "hwcap" in rt or "hwcap2" in rt:
-            uses["auxv"] = True
-            fields.append(".auxv = 1")
-            for key in ("hwcap", "hwcap2"):
-                if rt.get(key):
-                    bit_set = sorted(set(rt[key]))
-                    word = "bit" if len(bit_set) == 1 else "bits"
-                    fields.append(f".{key} = 0x{_mask(bit_set, where):x}ULL /* {word} "
-                                  f"{', '.join(map(str, bit_set))} */")
-        if "sysctl" in rt:
-            uses["sysctl"] = True
-            fields.append(f".sysctl = {_c_string(rt['sysctl'])}")
-        if "win_pf" in rt:
-            if rt["win_pf"] <= 0:
-                raise ValueError(f"{where}: win_pf must be positive")
-            uses["win_pf"] = True
-            fields.append(f".win_pf = {rt['win_pf']}")
-        closure = sorted(table.closure([name]) - {name}, key=lambda n: ids[n])
-        fields.append(f".implies_first = {implies_count}, .implies_count = {len(closure)}")
+@dataclass
+class _MachineData:
+    """The arrays of one machine, as C initializer rows."""
+
+    name: str
+    uses: dict[str, bool] = field(default_factory=lambda: dict.fromkeys(_METHODS, False))
+    leaves: list[tuple[int, int]] = field(default_factory=list)
+    bits: list[str] = field(default_factory=list)
+    implies: list[str] = field(default_factory=list)
+    n_implies: int = 0
+    recipes: list[str] = field(default_factory=list)
+    levels: list[str] = field(default_factory=list)
+
+    def add_feature(self, name: str, runtime: Mapping[str, Any], closure: Sequence[str], level: bool) -> None:
+        where = f"{self.name}: {name}"
+        rt = runtime
+        cpuid_bits = _cpuid_bits(rt, where)
+        for b in cpuid_bits:
+            if (b.leaf, b.subleaf) not in self.leaves:
+                self.leaves.append((b.leaf, b.subleaf))
+        hwcap = _mask(rt.get("hwcap", ()), where)
+        hwcap2 = _mask(rt.get("hwcap2", ()), where)
+        win_pf = rt.get("win_pf", 0)
+        if "win_pf" in rt and win_pf <= 0:
+            raise ValueError(f"{where}: win_pf must be positive")
+        used = {"cpuid": "cpuid" in rt, "auxv": "hwcap" in rt or "hwcap2" in rt,
+                "sysctl": "sysctl" in rt, "win_pf": "win_pf" in rt}
+        for key, flag in used.items():
+            self.uses[key] = self.uses[key] or flag
+        sysctl = _c_string(rt["sysctl"]) if "sysctl" in rt else "NULL"
+        row = (f"CCOPT_CPU_{name}, CCOPT_CPU_BASE_{name}, {int(bool(rt.get('always')))}, {int(used['cpuid'])}, "
+               f"{int(used['auxv'])}, {len(self.bits)}, {len(cpuid_bits)}, 0x{rt.get('xcr0', 0):x}UL, "
+               f"0x{hwcap:x}ULL, 0x{hwcap2:x}ULL, {sysctl}, {win_pf}, {self.n_implies}, {len(closure)}")
+        notes = [f"{key} {_bit_list(rt[key])}" for key in ("hwcap", "hwcap2") if rt.get(key)]
+        self.recipes.append(f"{{{row}}}, /* {name}{': ' + '; '.join(notes) if notes else ''} */")
+        self.bits.extend(f"{{{self.leaves.index((b.leaf, b.subleaf))}, {b.reg}, {b.bit}}}, /* {name}: "
+                         f"leaf 0x{b.leaf:x}.{b.subleaf} {_REGS[b.reg]} bit {b.bit} */" for b in cpuid_bits)
         if closure:
             text = f"/* {name} */ " + " ".join(f"CCOPT_CPU_{n}," for n in closure)
-            implies.extend(textwrap.wrap(text, 96, subsequent_indent="    ", break_on_hyphens=False))
-            implies_count += len(closure)
-        recipes.append("{" + ", ".join(fields) + "},")
-        if _LEVEL.search(name):
-            levels.append(f"CCOPT_CPU_{name},")
+            self.implies.extend(textwrap.wrap(text, 100, subsequent_indent="    ", break_on_hyphens=False))
+            self.n_implies += len(closure)
+        if level:
+            self.levels.append(f"CCOPT_CPU_{name},")
 
-    out.add(f'#define CCOPT_CPU_MACHINE "{m.name}"')
-    for key, used in uses.items():
+
+def _bit_list(bits: Iterable[int]) -> str:
+    ordered = sorted(set(bits))
+    return ("bit " if len(ordered) == 1 else "bits ") + ", ".join(map(str, ordered))
+
+
+def _machine_data(m: Machine, ids: Mapping[str, int]) -> _MachineData:
+    table = table_for(m.name, COMPILER_ID)
+    data = _MachineData(m.name)
+    for name, feat in table.features.items():
+        closure = sorted(table.closure([name]) - {name}, key=ids.__getitem__)
+        # x86-64-v2.. exist only for x86_64: on i386 the tables disable them, and no level is named.
+        level = bool(_LEVEL.search(name)) and feat.disabled is None
+        data.add_feature(name, feat.runtime, closure, level)
+    return data
+
+
+def _emit_machine(out: _Lines, data: _MachineData) -> None:
+    out.add(f"#define CCOPT_CPU_MACHINE {_c_string(data.name)}")
+    for key, used in data.uses.items():
         out.add(f"#define CCOPT_CPU_USES_{key.upper()} {int(used)}")
     _emit_array(out, "ccopt_cpu_leaf", "ccopt_cpu_leaves", "CCOPT_CPU_NLEAVES",
-                [f"{{0x{leaf:x}UL, {sub}UL}}," for leaf, sub in leaves], "{0UL, 0UL},")
-    _emit_array(out, "ccopt_cpu_cpuid_bit", "ccopt_cpu_cpuid_bits", "CCOPT_CPU_NCPUID_BITS", bits, "{0, 0, 0},")
-    _emit_array(out, "int", "ccopt_cpu_implies", "CCOPT_CPU_NIMPLIES", implies, "0,", implies_count)
-    _emit_array(out, "ccopt_cpu_recipe", "ccopt_cpu_recipes", "CCOPT_CPU_NRECIPES", recipes, "{.id = 0},")
-    _emit_array(out, "int", "ccopt_cpu_levels", "CCOPT_CPU_NLEVELS", levels, "0,")
+                [f"{{0x{leaf:x}UL, {sub}UL}}," for leaf, sub in data.leaves], "{0UL, 0UL},")
+    _emit_array(out, "ccopt_cpu_cpuid_bit", "ccopt_cpu_cpuid_bits", "CCOPT_CPU_NCPUID_BITS", data.bits,
+                "{0, 0, 0},")
+    _emit_array(out, "int", "ccopt_cpu_implies", "CCOPT_CPU_NIMPLIES", data.implies, "0,", data.n_implies)
+    if data.recipes:
+        out.add("/* id, baseline, always, cpuid, auxv, cpuid_first, cpuid_count, xcr0, hwcap, hwcap2, sysctl,",
+                " * win_pf, implies_first, implies_count */")
+    _emit_array(out, "ccopt_cpu_recipe", "ccopt_cpu_recipes", "CCOPT_CPU_NRECIPES", data.recipes,
+                "{0, 0, 0, 0, 0, 0, 0, 0x0UL, 0x0ULL, 0x0ULL, NULL, 0, 0, 0},")
+    _emit_array(out, "int", "ccopt_cpu_levels", "CCOPT_CPU_NLEVELS", data.levels, "0,")
 
 
 def _emit_array(out: _Lines, ctype: str, name: str, count: str, rows: Sequence[str], filler: str,
@@ -230,17 +242,6 @@ def _emit_array(out: _Lines, ctype: str, name: str, count: str, rows: Sequence[s
     out.add(f"#define {count} {len(rows) if n is None else n}", f"static const {ctype} {name}[] = {{")
     out.add(*(f"    {r}" for r in rows) if rows else (f"    {filler} /* unused: {count} is 0 */",))
     out.add("};")
-
-
-def _emit_unknown(out: _Lines) -> None:
-    out.add('#define CCOPT_CPU_MACHINE "unknown"')
-    for key in ("cpuid", "auxv", "sysctl", "win_pf"):
-        out.add(f"#define CCOPT_CPU_USES_{key.upper()} 0")
-    _emit_array(out, "ccopt_cpu_leaf", "ccopt_cpu_leaves", "CCOPT_CPU_NLEAVES", [], "{0UL, 0UL},")
-    _emit_array(out, "ccopt_cpu_cpuid_bit", "ccopt_cpu_cpuid_bits", "CCOPT_CPU_NCPUID_BITS", [], "{0, 0, 0},")
-    _emit_array(out, "int", "ccopt_cpu_implies", "CCOPT_CPU_NIMPLIES", [], "0,")
-    _emit_array(out, "ccopt_cpu_recipe", "ccopt_cpu_recipes", "CCOPT_CPU_NRECIPES", [], "{.id = 0},")
-    _emit_array(out, "int", "ccopt_cpu_levels", "CCOPT_CPU_NLEVELS", [], "0,")
 
 
 def runtime_table_header() -> str:
@@ -271,10 +272,10 @@ def runtime_table_header() -> str:
     keyword = "#if"
     for m in machines():
         out.add("", f"{keyword} {_machine_condition(m)} /* {m.name} */")
-        _emit_machine(out, m, ids)
+        _emit_machine(out, _machine_data(m, ids))
         keyword = "#elif"
     out.add("", "#else /* any other machine: nothing is detected */")
-    _emit_unknown(out)
+    _emit_machine(out, _MachineData("unknown"))
     out.add("#endif", "", "#endif /* CCOPT_CPU_TABLE_DATA */")
     return "\n".join(out.lines) + "\n"
 

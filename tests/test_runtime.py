@@ -223,6 +223,12 @@ def test_enum_numbers_every_feature_once_in_family_then_interest_order() -> None
         assert set(table(m.name).features) <= set(enum)
 
 
+def test_every_feature_has_a_runtime_recipe_unless_disabled() -> None:
+    for m in tables.machines():
+        for name, feat in table(m.name).features.items():
+            assert feat.runtime or feat.disabled, f"{m.name}: {name} has no runtime recipe"
+
+
 # --------------------------------------------------------------------------- the host CPU
 
 # /proc/cpuinfo flag -> feature (the kernel clears AVX flags when it does not save the state).
@@ -245,6 +251,23 @@ def test_native_detection_agrees_with_proc_cpuinfo(build: Builder, cc: str) -> N
     assert list(doc["features"]) == list(table("x86_64").features)
     flags = _cpuinfo_flags()
     assert {f: doc["features"][f] for f in CPUINFO.values()} == {f: flag in flags for flag, f in CPUINFO.items()}
+
+
+@needs_x86_64
+@pytest.mark.parametrize("cxx", ["g++", "clang++"])
+def test_library_compiles_as_cxx_and_agrees(build: Builder, tmp_path: Path, cxx: str) -> None:
+    """A C++-only project compiles ccopt_cpu.c with its C++ compiler (see ccopt_cpu_cxx.cpp)."""
+    obj = tmp_path / "ccopt_cpu.o"
+    cmd = [need(cxx), "-x", "c++", "-std=c++11", "-Wall", "-Wextra", "-pedantic", "-Werror", "-O2",
+           f"-I{RUNTIME}", "-c", str(RUNTIME / "ccopt_cpu.c"), "-o", str(obj)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0 and not proc.stderr.strip(), proc.stderr
+    main = tmp_path / "info.o"
+    subprocess.run([need("gcc"), *WARNINGS, f"-I{RUNTIME}", "-c", str(RUNTIME / "ccopt_cpu_info.c"), "-o", str(main)],
+                   check=True, timeout=120)
+    binary = tmp_path / "info"
+    subprocess.run([cxx, str(main), str(obj), "-o", str(binary)], check=True, timeout=120)
+    assert info(binary) == info(build("gcc"))
 
 
 @needs_x86_64
@@ -271,6 +294,7 @@ X86_MODELS = {
 }
 
 
+@pytest.mark.slow
 @needs_x86_64
 @pytest.mark.parametrize("cpu", list(X86_MODELS))
 def test_x86_64_cpu_models(build: Builder, cpu: str) -> None:
@@ -279,6 +303,7 @@ def test_x86_64_cpu_models(build: Builder, cpu: str) -> None:
     assert usable(doc) == have and doc["level"] == level and messages == []
 
 
+@pytest.mark.slow
 @needs_x86_64
 def test_disable_masks_what_implies_the_feature(build: Builder) -> None:
     doc, messages = info(build.cross("x86_64"), cpu="Haswell", env={"CCOPT_DISABLE_CPU_FEATURES": "AVX2"})
@@ -287,6 +312,7 @@ def test_disable_masks_what_implies_the_feature(build: Builder) -> None:
     assert messages == []
 
 
+@pytest.mark.slow
 @needs_x86_64
 def test_disable_reports_unknown_and_foreign_names(build: Builder) -> None:
     env = {"CCOPT_DISABLE_CPU_FEATURES": "avx2, NOSUCH,ASIMD"}
@@ -297,6 +323,7 @@ def test_disable_reports_unknown_and_foreign_names(build: Builder) -> None:
     assert messages[1] == "ccopt: CCOPT_DISABLE_CPU_FEATURES: ASIMD is not a CPU feature of x86_64; ignored"
 
 
+@pytest.mark.slow
 @needs_x86_64
 def test_disable_refuses_baseline_features(build: Builder) -> None:
     env = {"CCOPT_DISABLE_CPU_FEATURES": "SSE3 AVX2 FMA3"}
@@ -307,6 +334,7 @@ def test_disable_refuses_baseline_features(build: Builder) -> None:
         for n in ("SSE3", "AVX2")]
 
 
+@pytest.mark.slow
 @needs_x86_64
 def test_enable_keeps_only_the_named_features_and_the_baseline(build: Builder) -> None:
     env = {"CCOPT_ENABLE_CPU_FEATURES": "FMA3"}
@@ -318,6 +346,7 @@ def test_enable_keeps_only_the_named_features_and_the_baseline(build: Builder) -
     assert usable(doc) == set(t.closure(["AVX512F"])) & X86_MODELS["Haswell"][0]
 
 
+@pytest.mark.slow
 @needs_x86_64
 def test_enable_and_disable_together_is_reported_and_ignored(build: Builder) -> None:
     env = {"CCOPT_ENABLE_CPU_FEATURES": "SSE42", "CCOPT_DISABLE_CPU_FEATURES": "AVX2"}
@@ -326,6 +355,7 @@ def test_enable_and_disable_together_is_reported_and_ignored(build: Builder) -> 
     assert len(messages) == 1 and "are both set" in messages[0]
 
 
+@pytest.mark.slow
 @needs_x86_64
 def test_missing_baseline_is_reported_not_fatal(build: Builder) -> None:
     binary = build.cross("x86_64", *AVX2_BASELINE)
@@ -372,6 +402,7 @@ CROSS_MODELS: dict[str, dict[str, set[str]]] = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("machine", "cpu"), [(m, c) for m, models in CROSS_MODELS.items() for c in models])
 def test_cross_cpu_models(build: Builder, machine: str, cpu: str) -> None:
     doc, messages = info(build.cross(machine), machine=machine, cpu=cpu)
@@ -379,12 +410,14 @@ def test_cross_cpu_models(build: Builder, machine: str, cpu: str) -> None:
     assert usable(doc) == CROSS_MODELS[machine][cpu] and messages == [] and doc["baseline_missing"] == []
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("cpu", ["cortex-a53", "neoverse-n1", "max"])
 def test_proc_self_auxv_fallback_agrees_with_getauxval(build: Builder, cpu: str) -> None:
     doc, _ = info(build.cross("aarch64", "-DCCOPT_CPU_NO_GETAUXVAL"), machine="aarch64", cpu=cpu)
     assert usable(doc) == CROSS_MODELS["aarch64"][cpu]
 
 
+@pytest.mark.slow
 def test_cross_baseline_and_masks(build: Builder) -> None:
     binary = build.cross("ppc64le", "-DCCOPT_HAVE_VSX3")
     doc, _ = info(binary, machine="ppc64le", cpu="power8")
@@ -396,6 +429,7 @@ def test_cross_baseline_and_masks(build: Builder) -> None:
     assert usable(doc) == {"NEON", "NEON_FP16", "NEON_VFPV4", "ASIMD", "ASIMDDP"}
 
 
+@pytest.mark.slow
 def test_unknown_machine_reports_nothing_and_does_not_crash(build: Builder) -> None:
     # riscv64 without __LP64__ matches no machine of the tables: the "any other machine" branch.
     binary = build.cross("riscv64", "-U__LP64__")
@@ -408,7 +442,8 @@ def test_unknown_machine_reports_nothing_and_does_not_crash(build: Builder) -> N
 
 _BASELINE = {"x86_64": ("SSE", "SSE2", "SSE3"), "aarch64": ("NEON", "ASIMD"), "ppc64le": ("VSX2",),
              "s390x": ("VX",), "riscv64": ()}
-_HOST_CPU: dict[str, str | None] = {"x86_64": None, "aarch64": "max", "ppc64le": "power10", "s390x": "max", "riscv64": "rv64"}
+_HOST_CPU: dict[str, str | None] = {"x86_64": None, "aarch64": "max", "ppc64le": "power10", "s390x": "max",
+                                    "riscv64": "rv64"}
 
 
 def _scenarios(t: Table) -> Iterator[set[str]]:
@@ -420,7 +455,8 @@ def _scenarios(t: Table) -> Iterator[set[str]]:
         yield set(t.closure([n]))
 
 
-@pytest.mark.parametrize("machine", list(_BASELINE))
+@pytest.mark.parametrize("machine", [m if m == "x86_64" else pytest.param(m, marks=pytest.mark.slow)
+                                     for m in _BASELINE])
 def test_seam_closure_baseline_and_level_for_every_feature(build: Builder, machine: str) -> None:
     if machine == "x86_64" and not IS_X86_64:
         pytest.skip("the host is not x86_64")
@@ -433,7 +469,7 @@ def test_seam_closure_baseline_and_level_for_every_feature(build: Builder, machi
     lines = out.splitlines()
     assert lines[0].startswith("threads ") and messages == []
     base = t.closure(_BASELINE[machine])
-    levels = [n for n in t.features if re.search(r"_V[0-9]+$", n)]
+    levels = [n for n, f in t.features.items() if re.search(r"_V[0-9]+$", n) and f.disabled is None]
     assert len(lines) == len(scenarios) + 1
     for raw, line in zip(scenarios, lines[1:]):
         have = expected_have(t, raw)

@@ -342,19 +342,19 @@ typedef struct ccopt_cpu_cpuid_bit {
     unsigned char leaf, reg, bit;
 } ccopt_cpu_cpuid_bit;
 
-/* How one feature is detected on this machine; absent methods are zero. */
+/* How one feature is detected on this machine; absent methods are zero.  The
+ * initializers below are positional (designated ones are not C++ before C++20). */
 typedef struct ccopt_cpu_recipe {
-    int id;                         /* CCOPT_CPU_<NAME> */
-    unsigned char always;           /* part of the architecture */
-    unsigned char baseline;         /* CCOPT_HAVE_<NAME> was defined at build time */
-    unsigned char cpuid;            /* detectable with cpuid: all cpuid bits set and XCR0 ok */
-    unsigned char auxv;             /* detectable with AT_HWCAP/AT_HWCAP2 */
-    int cpuid_first, cpuid_count;   /* slice of ccopt_cpu_cpuid_bits */
-    unsigned long xcr0;             /* XCR0 state bits the OS must enable */
-    unsigned long long hwcap;       /* AT_HWCAP bits that must all be set */
-    unsigned long long hwcap2;      /* AT_HWCAP2 bits that must all be set */
-    const char *sysctl;             /* macOS sysctlbyname() name, or NULL */
-    int win_pf;                     /* Windows IsProcessorFeaturePresent() id, or 0 */
+    int id;                           /* CCOPT_CPU_<NAME> */
+    unsigned char baseline;           /* CCOPT_HAVE_<NAME> was defined at build time */
+    unsigned char always;             /* part of the architecture */
+    unsigned char cpuid;              /* detectable with cpuid: all cpuid bits set and XCR0 ok */
+    unsigned char auxv;               /* detectable with AT_HWCAP/AT_HWCAP2 */
+    int cpuid_first, cpuid_count;     /* slice of ccopt_cpu_cpuid_bits */
+    unsigned long xcr0;               /* XCR0 state bits the OS must enable */
+    unsigned long long hwcap, hwcap2; /* AT_HWCAP/AT_HWCAP2 bits that must all be set */
+    const char *sysctl;               /* macOS sysctlbyname() name, or NULL */
+    int win_pf;                       /* Windows IsProcessorFeaturePresent() id, or 0 */
     int implies_first, implies_count; /* slice of ccopt_cpu_implies: the closure */
 } ccopt_cpu_recipe;
 
@@ -385,16 +385,18 @@ static const int ccopt_cpu_implies[] = {
     /* SVE */ CCOPT_CPU_NEON, CCOPT_CPU_NEON_FP16, CCOPT_CPU_NEON_VFPV4, CCOPT_CPU_ASIMD,
         CCOPT_CPU_ASIMDHP,
 };
+/* id, baseline, always, cpuid, auxv, cpuid_first, cpuid_count, xcr0, hwcap, hwcap2, sysctl,
+ * win_pf, implies_first, implies_count */
 #define CCOPT_CPU_NRECIPES 8
 static const ccopt_cpu_recipe ccopt_cpu_recipes[] = {
-    {.id = CCOPT_CPU_NEON, .baseline = CCOPT_CPU_BASE_NEON, .always = 1, .implies_first = 0, .implies_count = 3},
-    {.id = CCOPT_CPU_NEON_FP16, .baseline = CCOPT_CPU_BASE_NEON_FP16, .always = 1, .implies_first = 3, .implies_count = 3},
-    {.id = CCOPT_CPU_NEON_VFPV4, .baseline = CCOPT_CPU_BASE_NEON_VFPV4, .always = 1, .implies_first = 6, .implies_count = 3},
-    {.id = CCOPT_CPU_ASIMD, .baseline = CCOPT_CPU_BASE_ASIMD, .always = 1, .win_pf = 29, .implies_first = 9, .implies_count = 3},
-    {.id = CCOPT_CPU_ASIMDHP, .baseline = CCOPT_CPU_BASE_ASIMDHP, .auxv = 1, .hwcap = 0x400ULL /* bit 10 */, .sysctl = "hw.optional.arm.FEAT_FP16", .implies_first = 12, .implies_count = 4},
-    {.id = CCOPT_CPU_ASIMDDP, .baseline = CCOPT_CPU_BASE_ASIMDDP, .auxv = 1, .hwcap = 0x100000ULL /* bit 20 */, .sysctl = "hw.optional.arm.FEAT_DotProd", .win_pf = 43, .implies_first = 16, .implies_count = 4},
-    {.id = CCOPT_CPU_ASIMDFHM, .baseline = CCOPT_CPU_BASE_ASIMDFHM, .auxv = 1, .hwcap = 0x800000ULL /* bit 23 */, .sysctl = "hw.optional.arm.FEAT_FHM", .implies_first = 20, .implies_count = 5},
-    {.id = CCOPT_CPU_SVE, .baseline = CCOPT_CPU_BASE_SVE, .auxv = 1, .hwcap = 0x400000ULL /* bit 22 */, .implies_first = 25, .implies_count = 5},
+    {CCOPT_CPU_NEON, CCOPT_CPU_BASE_NEON, 1, 0, 0, 0, 0, 0x0UL, 0x0ULL, 0x0ULL, NULL, 0, 0, 3}, /* NEON */
+    {CCOPT_CPU_NEON_FP16, CCOPT_CPU_BASE_NEON_FP16, 1, 0, 0, 0, 0, 0x0UL, 0x0ULL, 0x0ULL, NULL, 0, 3, 3}, /* NEON_FP16 */
+    {CCOPT_CPU_NEON_VFPV4, CCOPT_CPU_BASE_NEON_VFPV4, 1, 0, 0, 0, 0, 0x0UL, 0x0ULL, 0x0ULL, NULL, 0, 6, 3}, /* NEON_VFPV4 */
+    {CCOPT_CPU_ASIMD, CCOPT_CPU_BASE_ASIMD, 1, 0, 0, 0, 0, 0x0UL, 0x0ULL, 0x0ULL, NULL, 29, 9, 3}, /* ASIMD */
+    {CCOPT_CPU_ASIMDHP, CCOPT_CPU_BASE_ASIMDHP, 0, 0, 1, 0, 0, 0x0UL, 0x400ULL, 0x0ULL, "hw.optional.arm.FEAT_FP16", 0, 12, 4}, /* ASIMDHP: hwcap bit 10 */
+    {CCOPT_CPU_ASIMDDP, CCOPT_CPU_BASE_ASIMDDP, 0, 0, 1, 0, 0, 0x0UL, 0x100000ULL, 0x0ULL, "hw.optional.arm.FEAT_DotProd", 43, 16, 4}, /* ASIMDDP: hwcap bit 20 */
+    {CCOPT_CPU_ASIMDFHM, CCOPT_CPU_BASE_ASIMDFHM, 0, 0, 1, 0, 0, 0x0UL, 0x800000ULL, 0x0ULL, "hw.optional.arm.FEAT_FHM", 0, 20, 5}, /* ASIMDFHM: hwcap bit 23 */
+    {CCOPT_CPU_SVE, CCOPT_CPU_BASE_SVE, 0, 0, 1, 0, 0, 0x0UL, 0x400000ULL, 0x0ULL, NULL, 0, 25, 5}, /* SVE: hwcap bit 22 */
 };
 #define CCOPT_CPU_NLEVELS 0
 static const int ccopt_cpu_levels[] = {
@@ -427,16 +429,18 @@ static const int ccopt_cpu_implies[] = {
     /* SVE */ CCOPT_CPU_NEON, CCOPT_CPU_NEON_FP16, CCOPT_CPU_NEON_VFPV4, CCOPT_CPU_ASIMD,
         CCOPT_CPU_ASIMDHP,
 };
+/* id, baseline, always, cpuid, auxv, cpuid_first, cpuid_count, xcr0, hwcap, hwcap2, sysctl,
+ * win_pf, implies_first, implies_count */
 #define CCOPT_CPU_NRECIPES 8
 static const ccopt_cpu_recipe ccopt_cpu_recipes[] = {
-    {.id = CCOPT_CPU_NEON, .baseline = CCOPT_CPU_BASE_NEON, .auxv = 1, .hwcap = 0x1000ULL /* bit 12 */, .implies_first = 0, .implies_count = 0},
-    {.id = CCOPT_CPU_NEON_FP16, .baseline = CCOPT_CPU_BASE_NEON_FP16, .auxv = 1, .hwcap = 0x1002ULL /* bits 1, 12 */, .implies_first = 0, .implies_count = 1},
-    {.id = CCOPT_CPU_NEON_VFPV4, .baseline = CCOPT_CPU_BASE_NEON_VFPV4, .auxv = 1, .hwcap = 0x11000ULL /* bits 12, 16 */, .implies_first = 1, .implies_count = 2},
-    {.id = CCOPT_CPU_ASIMD, .baseline = CCOPT_CPU_BASE_ASIMD, .auxv = 1, .hwcap = 0x1000ULL /* bit 12 */, .hwcap2 = 0x10ULL /* bit 4 */, .implies_first = 3, .implies_count = 3},
-    {.id = CCOPT_CPU_ASIMDHP, .baseline = CCOPT_CPU_BASE_ASIMDHP, .auxv = 1, .hwcap = 0x800000ULL /* bit 23 */, .implies_first = 6, .implies_count = 4},
-    {.id = CCOPT_CPU_ASIMDDP, .baseline = CCOPT_CPU_BASE_ASIMDDP, .auxv = 1, .hwcap = 0x1000000ULL /* bit 24 */, .implies_first = 10, .implies_count = 4},
-    {.id = CCOPT_CPU_ASIMDFHM, .baseline = CCOPT_CPU_BASE_ASIMDFHM, .auxv = 1, .hwcap = 0x2000000ULL /* bit 25 */, .implies_first = 14, .implies_count = 5},
-    {.id = CCOPT_CPU_SVE, .baseline = CCOPT_CPU_BASE_SVE, .implies_first = 19, .implies_count = 5},
+    {CCOPT_CPU_NEON, CCOPT_CPU_BASE_NEON, 0, 0, 1, 0, 0, 0x0UL, 0x1000ULL, 0x0ULL, NULL, 0, 0, 0}, /* NEON: hwcap bit 12 */
+    {CCOPT_CPU_NEON_FP16, CCOPT_CPU_BASE_NEON_FP16, 0, 0, 1, 0, 0, 0x0UL, 0x1002ULL, 0x0ULL, NULL, 0, 0, 1}, /* NEON_FP16: hwcap bits 1, 12 */
+    {CCOPT_CPU_NEON_VFPV4, CCOPT_CPU_BASE_NEON_VFPV4, 0, 0, 1, 0, 0, 0x0UL, 0x11000ULL, 0x0ULL, NULL, 0, 1, 2}, /* NEON_VFPV4: hwcap bits 12, 16 */
+    {CCOPT_CPU_ASIMD, CCOPT_CPU_BASE_ASIMD, 0, 0, 1, 0, 0, 0x0UL, 0x1000ULL, 0x10ULL, NULL, 0, 3, 3}, /* ASIMD: hwcap bit 12; hwcap2 bit 4 */
+    {CCOPT_CPU_ASIMDHP, CCOPT_CPU_BASE_ASIMDHP, 0, 0, 1, 0, 0, 0x0UL, 0x800000ULL, 0x0ULL, NULL, 0, 6, 4}, /* ASIMDHP: hwcap bit 23 */
+    {CCOPT_CPU_ASIMDDP, CCOPT_CPU_BASE_ASIMDDP, 0, 0, 1, 0, 0, 0x0UL, 0x1000000ULL, 0x0ULL, NULL, 0, 10, 4}, /* ASIMDDP: hwcap bit 24 */
+    {CCOPT_CPU_ASIMDFHM, CCOPT_CPU_BASE_ASIMDFHM, 0, 0, 1, 0, 0, 0x0UL, 0x2000000ULL, 0x0ULL, NULL, 0, 14, 5}, /* ASIMDFHM: hwcap bit 25 */
+    {CCOPT_CPU_SVE, CCOPT_CPU_BASE_SVE, 0, 0, 0, 0, 0, 0x0UL, 0x0ULL, 0x0ULL, NULL, 0, 19, 5}, /* SVE */
 };
 #define CCOPT_CPU_NLEVELS 0
 static const int ccopt_cpu_levels[] = {
@@ -461,10 +465,12 @@ static const ccopt_cpu_cpuid_bit ccopt_cpu_cpuid_bits[] = {
 static const int ccopt_cpu_implies[] = {
     /* LASX */ CCOPT_CPU_LSX,
 };
+/* id, baseline, always, cpuid, auxv, cpuid_first, cpuid_count, xcr0, hwcap, hwcap2, sysctl,
+ * win_pf, implies_first, implies_count */
 #define CCOPT_CPU_NRECIPES 2
 static const ccopt_cpu_recipe ccopt_cpu_recipes[] = {
-    {.id = CCOPT_CPU_LSX, .baseline = CCOPT_CPU_BASE_LSX, .auxv = 1, .hwcap = 0x10ULL /* bit 4 */, .implies_first = 0, .implies_count = 0},
-    {.id = CCOPT_CPU_LASX, .baseline = CCOPT_CPU_BASE_LASX, .auxv = 1, .hwcap = 0x20ULL /* bit 5 */, .implies_first = 0, .implies_count = 1},
+    {CCOPT_CPU_LSX, CCOPT_CPU_BASE_LSX, 0, 0, 1, 0, 0, 0x0UL, 0x10ULL, 0x0ULL, NULL, 0, 0, 0}, /* LSX: hwcap bit 4 */
+    {CCOPT_CPU_LASX, CCOPT_CPU_BASE_LASX, 0, 0, 1, 0, 0, 0x0UL, 0x20ULL, 0x0ULL, NULL, 0, 0, 1}, /* LASX: hwcap bit 5 */
 };
 #define CCOPT_CPU_NLEVELS 0
 static const int ccopt_cpu_levels[] = {
@@ -492,12 +498,14 @@ static const int ccopt_cpu_implies[] = {
     /* VSX3 */ CCOPT_CPU_VSX, CCOPT_CPU_VSX2,
     /* VSX4 */ CCOPT_CPU_VSX, CCOPT_CPU_VSX2, CCOPT_CPU_VSX3,
 };
+/* id, baseline, always, cpuid, auxv, cpuid_first, cpuid_count, xcr0, hwcap, hwcap2, sysctl,
+ * win_pf, implies_first, implies_count */
 #define CCOPT_CPU_NRECIPES 4
 static const ccopt_cpu_recipe ccopt_cpu_recipes[] = {
-    {.id = CCOPT_CPU_VSX, .baseline = CCOPT_CPU_BASE_VSX, .auxv = 1, .hwcap = 0x80ULL /* bit 7 */, .implies_first = 0, .implies_count = 1},
-    {.id = CCOPT_CPU_VSX2, .baseline = CCOPT_CPU_BASE_VSX2, .auxv = 1, .hwcap2 = 0x80000000ULL /* bit 31 */, .implies_first = 1, .implies_count = 1},
-    {.id = CCOPT_CPU_VSX3, .baseline = CCOPT_CPU_BASE_VSX3, .auxv = 1, .hwcap2 = 0x800000ULL /* bit 23 */, .implies_first = 2, .implies_count = 2},
-    {.id = CCOPT_CPU_VSX4, .baseline = CCOPT_CPU_BASE_VSX4, .auxv = 1, .hwcap2 = 0x40000ULL /* bit 18 */, .implies_first = 4, .implies_count = 3},
+    {CCOPT_CPU_VSX, CCOPT_CPU_BASE_VSX, 0, 0, 1, 0, 0, 0x0UL, 0x80ULL, 0x0ULL, NULL, 0, 0, 1}, /* VSX: hwcap bit 7 */
+    {CCOPT_CPU_VSX2, CCOPT_CPU_BASE_VSX2, 0, 0, 1, 0, 0, 0x0UL, 0x0ULL, 0x80000000ULL, NULL, 0, 1, 1}, /* VSX2: hwcap2 bit 31 */
+    {CCOPT_CPU_VSX3, CCOPT_CPU_BASE_VSX3, 0, 0, 1, 0, 0, 0x0UL, 0x0ULL, 0x800000ULL, NULL, 0, 2, 2}, /* VSX3: hwcap2 bit 23 */
+    {CCOPT_CPU_VSX4, CCOPT_CPU_BASE_VSX4, 0, 0, 1, 0, 0, 0x0UL, 0x0ULL, 0x40000ULL, NULL, 0, 4, 3}, /* VSX4: hwcap2 bit 18 */
 };
 #define CCOPT_CPU_NLEVELS 0
 static const int ccopt_cpu_levels[] = {
@@ -524,12 +532,14 @@ static const int ccopt_cpu_implies[] = {
     /* VSX3 */ CCOPT_CPU_VSX, CCOPT_CPU_VSX2,
     /* VSX4 */ CCOPT_CPU_VSX, CCOPT_CPU_VSX2, CCOPT_CPU_VSX3,
 };
+/* id, baseline, always, cpuid, auxv, cpuid_first, cpuid_count, xcr0, hwcap, hwcap2, sysctl,
+ * win_pf, implies_first, implies_count */
 #define CCOPT_CPU_NRECIPES 4
 static const ccopt_cpu_recipe ccopt_cpu_recipes[] = {
-    {.id = CCOPT_CPU_VSX, .baseline = CCOPT_CPU_BASE_VSX, .auxv = 1, .hwcap = 0x80ULL /* bit 7 */, .implies_first = 0, .implies_count = 0},
-    {.id = CCOPT_CPU_VSX2, .baseline = CCOPT_CPU_BASE_VSX2, .auxv = 1, .hwcap2 = 0x80000000ULL /* bit 31 */, .implies_first = 0, .implies_count = 1},
-    {.id = CCOPT_CPU_VSX3, .baseline = CCOPT_CPU_BASE_VSX3, .auxv = 1, .hwcap2 = 0x800000ULL /* bit 23 */, .implies_first = 1, .implies_count = 2},
-    {.id = CCOPT_CPU_VSX4, .baseline = CCOPT_CPU_BASE_VSX4, .auxv = 1, .hwcap2 = 0x40000ULL /* bit 18 */, .implies_first = 3, .implies_count = 3},
+    {CCOPT_CPU_VSX, CCOPT_CPU_BASE_VSX, 0, 0, 1, 0, 0, 0x0UL, 0x80ULL, 0x0ULL, NULL, 0, 0, 0}, /* VSX: hwcap bit 7 */
+    {CCOPT_CPU_VSX2, CCOPT_CPU_BASE_VSX2, 0, 0, 1, 0, 0, 0x0UL, 0x0ULL, 0x80000000ULL, NULL, 0, 0, 1}, /* VSX2: hwcap2 bit 31 */
+    {CCOPT_CPU_VSX3, CCOPT_CPU_BASE_VSX3, 0, 0, 1, 0, 0, 0x0UL, 0x0ULL, 0x800000ULL, NULL, 0, 1, 2}, /* VSX3: hwcap2 bit 23 */
+    {CCOPT_CPU_VSX4, CCOPT_CPU_BASE_VSX4, 0, 0, 1, 0, 0, 0x0UL, 0x0ULL, 0x40000ULL, NULL, 0, 3, 3}, /* VSX4: hwcap2 bit 18 */
 };
 #define CCOPT_CPU_NLEVELS 0
 static const int ccopt_cpu_levels[] = {
@@ -554,9 +564,11 @@ static const ccopt_cpu_cpuid_bit ccopt_cpu_cpuid_bits[] = {
 static const int ccopt_cpu_implies[] = {
     0, /* unused: CCOPT_CPU_NIMPLIES is 0 */
 };
+/* id, baseline, always, cpuid, auxv, cpuid_first, cpuid_count, xcr0, hwcap, hwcap2, sysctl,
+ * win_pf, implies_first, implies_count */
 #define CCOPT_CPU_NRECIPES 1
 static const ccopt_cpu_recipe ccopt_cpu_recipes[] = {
-    {.id = CCOPT_CPU_RVV, .baseline = CCOPT_CPU_BASE_RVV, .auxv = 1, .hwcap = 0x200000ULL /* bit 21 */, .implies_first = 0, .implies_count = 0},
+    {CCOPT_CPU_RVV, CCOPT_CPU_BASE_RVV, 0, 0, 1, 0, 0, 0x0UL, 0x200000ULL, 0x0ULL, NULL, 0, 0, 0}, /* RVV: hwcap bit 21 */
 };
 #define CCOPT_CPU_NLEVELS 0
 static const int ccopt_cpu_levels[] = {
@@ -582,11 +594,13 @@ static const int ccopt_cpu_implies[] = {
     /* VXE */ CCOPT_CPU_VX,
     /* VXE2 */ CCOPT_CPU_VX, CCOPT_CPU_VXE,
 };
+/* id, baseline, always, cpuid, auxv, cpuid_first, cpuid_count, xcr0, hwcap, hwcap2, sysctl,
+ * win_pf, implies_first, implies_count */
 #define CCOPT_CPU_NRECIPES 3
 static const ccopt_cpu_recipe ccopt_cpu_recipes[] = {
-    {.id = CCOPT_CPU_VX, .baseline = CCOPT_CPU_BASE_VX, .auxv = 1, .hwcap = 0x800ULL /* bit 11 */, .implies_first = 0, .implies_count = 0},
-    {.id = CCOPT_CPU_VXE, .baseline = CCOPT_CPU_BASE_VXE, .auxv = 1, .hwcap = 0x2000ULL /* bit 13 */, .implies_first = 0, .implies_count = 1},
-    {.id = CCOPT_CPU_VXE2, .baseline = CCOPT_CPU_BASE_VXE2, .auxv = 1, .hwcap = 0x8000ULL /* bit 15 */, .implies_first = 1, .implies_count = 2},
+    {CCOPT_CPU_VX, CCOPT_CPU_BASE_VX, 0, 0, 1, 0, 0, 0x0UL, 0x800ULL, 0x0ULL, NULL, 0, 0, 0}, /* VX: hwcap bit 11 */
+    {CCOPT_CPU_VXE, CCOPT_CPU_BASE_VXE, 0, 0, 1, 0, 0, 0x0UL, 0x2000ULL, 0x0ULL, NULL, 0, 0, 1}, /* VXE: hwcap bit 13 */
+    {CCOPT_CPU_VXE2, CCOPT_CPU_BASE_VXE2, 0, 0, 1, 0, 0, 0x0UL, 0x8000ULL, 0x0ULL, NULL, 0, 1, 2}, /* VXE2: hwcap bit 15 */
 };
 #define CCOPT_CPU_NLEVELS 0
 static const int ccopt_cpu_levels[] = {
@@ -677,61 +691,63 @@ static const int ccopt_cpu_implies[] = {
     /* AVX512CD */ CCOPT_CPU_SSE, CCOPT_CPU_SSE2, CCOPT_CPU_SSE3, CCOPT_CPU_SSSE3, CCOPT_CPU_SSE41,
         CCOPT_CPU_POPCNT, CCOPT_CPU_SSE42, CCOPT_CPU_AVX, CCOPT_CPU_F16C, CCOPT_CPU_FMA3,
         CCOPT_CPU_AVX2, CCOPT_CPU_AVX512F,
-    /* AVX512_KNL */ CCOPT_CPU_SSE, CCOPT_CPU_SSE2, CCOPT_CPU_SSE3, CCOPT_CPU_SSSE3,
-        CCOPT_CPU_SSE41, CCOPT_CPU_POPCNT, CCOPT_CPU_SSE42, CCOPT_CPU_AVX, CCOPT_CPU_F16C,
-        CCOPT_CPU_FMA3, CCOPT_CPU_AVX2, CCOPT_CPU_AVX512F, CCOPT_CPU_AVX512CD,
-    /* AVX512_KNM */ CCOPT_CPU_SSE, CCOPT_CPU_SSE2, CCOPT_CPU_SSE3, CCOPT_CPU_SSSE3,
-        CCOPT_CPU_SSE41, CCOPT_CPU_POPCNT, CCOPT_CPU_SSE42, CCOPT_CPU_AVX, CCOPT_CPU_F16C,
-        CCOPT_CPU_FMA3, CCOPT_CPU_AVX2, CCOPT_CPU_AVX512F, CCOPT_CPU_AVX512CD, CCOPT_CPU_AVX512_KNL,
-    /* AVX512_SKX */ CCOPT_CPU_SSE, CCOPT_CPU_SSE2, CCOPT_CPU_SSE3, CCOPT_CPU_SSSE3,
-        CCOPT_CPU_SSE41, CCOPT_CPU_POPCNT, CCOPT_CPU_SSE42, CCOPT_CPU_AVX, CCOPT_CPU_F16C,
-        CCOPT_CPU_FMA3, CCOPT_CPU_AVX2, CCOPT_CPU_AVX512F, CCOPT_CPU_AVX512CD,
+    /* AVX512_KNL */ CCOPT_CPU_SSE, CCOPT_CPU_SSE2, CCOPT_CPU_SSE3, CCOPT_CPU_SSSE3, CCOPT_CPU_SSE41,
+        CCOPT_CPU_POPCNT, CCOPT_CPU_SSE42, CCOPT_CPU_AVX, CCOPT_CPU_F16C, CCOPT_CPU_FMA3,
+        CCOPT_CPU_AVX2, CCOPT_CPU_AVX512F, CCOPT_CPU_AVX512CD,
+    /* AVX512_KNM */ CCOPT_CPU_SSE, CCOPT_CPU_SSE2, CCOPT_CPU_SSE3, CCOPT_CPU_SSSE3, CCOPT_CPU_SSE41,
+        CCOPT_CPU_POPCNT, CCOPT_CPU_SSE42, CCOPT_CPU_AVX, CCOPT_CPU_F16C, CCOPT_CPU_FMA3,
+        CCOPT_CPU_AVX2, CCOPT_CPU_AVX512F, CCOPT_CPU_AVX512CD, CCOPT_CPU_AVX512_KNL,
+    /* AVX512_SKX */ CCOPT_CPU_SSE, CCOPT_CPU_SSE2, CCOPT_CPU_SSE3, CCOPT_CPU_SSSE3, CCOPT_CPU_SSE41,
+        CCOPT_CPU_POPCNT, CCOPT_CPU_SSE42, CCOPT_CPU_AVX, CCOPT_CPU_F16C, CCOPT_CPU_FMA3,
+        CCOPT_CPU_AVX2, CCOPT_CPU_AVX512F, CCOPT_CPU_AVX512CD,
     /* X86_V4 */ CCOPT_CPU_SSE, CCOPT_CPU_SSE2, CCOPT_CPU_SSE3, CCOPT_CPU_SSSE3, CCOPT_CPU_SSE41,
         CCOPT_CPU_POPCNT, CCOPT_CPU_SSE42, CCOPT_CPU_X86_V2, CCOPT_CPU_AVX, CCOPT_CPU_F16C,
         CCOPT_CPU_FMA3, CCOPT_CPU_AVX2, CCOPT_CPU_X86_V3, CCOPT_CPU_AVX512F, CCOPT_CPU_AVX512CD,
         CCOPT_CPU_AVX512_SKX,
-    /* AVX512_CLX */ CCOPT_CPU_SSE, CCOPT_CPU_SSE2, CCOPT_CPU_SSE3, CCOPT_CPU_SSSE3,
-        CCOPT_CPU_SSE41, CCOPT_CPU_POPCNT, CCOPT_CPU_SSE42, CCOPT_CPU_AVX, CCOPT_CPU_F16C,
-        CCOPT_CPU_FMA3, CCOPT_CPU_AVX2, CCOPT_CPU_AVX512F, CCOPT_CPU_AVX512CD, CCOPT_CPU_AVX512_SKX,
-    /* AVX512_CNL */ CCOPT_CPU_SSE, CCOPT_CPU_SSE2, CCOPT_CPU_SSE3, CCOPT_CPU_SSSE3,
-        CCOPT_CPU_SSE41, CCOPT_CPU_POPCNT, CCOPT_CPU_SSE42, CCOPT_CPU_AVX, CCOPT_CPU_F16C,
-        CCOPT_CPU_FMA3, CCOPT_CPU_AVX2, CCOPT_CPU_AVX512F, CCOPT_CPU_AVX512CD, CCOPT_CPU_AVX512_SKX,
-    /* AVX512_ICL */ CCOPT_CPU_SSE, CCOPT_CPU_SSE2, CCOPT_CPU_SSE3, CCOPT_CPU_SSSE3,
-        CCOPT_CPU_SSE41, CCOPT_CPU_POPCNT, CCOPT_CPU_SSE42, CCOPT_CPU_AVX, CCOPT_CPU_F16C,
-        CCOPT_CPU_FMA3, CCOPT_CPU_AVX2, CCOPT_CPU_AVX512F, CCOPT_CPU_AVX512CD, CCOPT_CPU_AVX512_SKX,
+    /* AVX512_CLX */ CCOPT_CPU_SSE, CCOPT_CPU_SSE2, CCOPT_CPU_SSE3, CCOPT_CPU_SSSE3, CCOPT_CPU_SSE41,
+        CCOPT_CPU_POPCNT, CCOPT_CPU_SSE42, CCOPT_CPU_AVX, CCOPT_CPU_F16C, CCOPT_CPU_FMA3,
+        CCOPT_CPU_AVX2, CCOPT_CPU_AVX512F, CCOPT_CPU_AVX512CD, CCOPT_CPU_AVX512_SKX,
+    /* AVX512_CNL */ CCOPT_CPU_SSE, CCOPT_CPU_SSE2, CCOPT_CPU_SSE3, CCOPT_CPU_SSSE3, CCOPT_CPU_SSE41,
+        CCOPT_CPU_POPCNT, CCOPT_CPU_SSE42, CCOPT_CPU_AVX, CCOPT_CPU_F16C, CCOPT_CPU_FMA3,
+        CCOPT_CPU_AVX2, CCOPT_CPU_AVX512F, CCOPT_CPU_AVX512CD, CCOPT_CPU_AVX512_SKX,
+    /* AVX512_ICL */ CCOPT_CPU_SSE, CCOPT_CPU_SSE2, CCOPT_CPU_SSE3, CCOPT_CPU_SSSE3, CCOPT_CPU_SSE41,
+        CCOPT_CPU_POPCNT, CCOPT_CPU_SSE42, CCOPT_CPU_AVX, CCOPT_CPU_F16C, CCOPT_CPU_FMA3,
+        CCOPT_CPU_AVX2, CCOPT_CPU_AVX512F, CCOPT_CPU_AVX512CD, CCOPT_CPU_AVX512_SKX,
         CCOPT_CPU_AVX512_CLX, CCOPT_CPU_AVX512_CNL,
-    /* AVX512_SPR */ CCOPT_CPU_SSE, CCOPT_CPU_SSE2, CCOPT_CPU_SSE3, CCOPT_CPU_SSSE3,
-        CCOPT_CPU_SSE41, CCOPT_CPU_POPCNT, CCOPT_CPU_SSE42, CCOPT_CPU_AVX, CCOPT_CPU_F16C,
-        CCOPT_CPU_FMA3, CCOPT_CPU_AVX2, CCOPT_CPU_AVX512F, CCOPT_CPU_AVX512CD, CCOPT_CPU_AVX512_SKX,
+    /* AVX512_SPR */ CCOPT_CPU_SSE, CCOPT_CPU_SSE2, CCOPT_CPU_SSE3, CCOPT_CPU_SSSE3, CCOPT_CPU_SSE41,
+        CCOPT_CPU_POPCNT, CCOPT_CPU_SSE42, CCOPT_CPU_AVX, CCOPT_CPU_F16C, CCOPT_CPU_FMA3,
+        CCOPT_CPU_AVX2, CCOPT_CPU_AVX512F, CCOPT_CPU_AVX512CD, CCOPT_CPU_AVX512_SKX,
         CCOPT_CPU_AVX512_CLX, CCOPT_CPU_AVX512_CNL, CCOPT_CPU_AVX512_ICL,
 };
+/* id, baseline, always, cpuid, auxv, cpuid_first, cpuid_count, xcr0, hwcap, hwcap2, sysctl,
+ * win_pf, implies_first, implies_count */
 #define CCOPT_CPU_NRECIPES 25
 static const ccopt_cpu_recipe ccopt_cpu_recipes[] = {
-    {.id = CCOPT_CPU_SSE, .baseline = CCOPT_CPU_BASE_SSE, .cpuid = 1, .cpuid_first = 0, .cpuid_count = 1, .implies_first = 0, .implies_count = 1},
-    {.id = CCOPT_CPU_SSE2, .baseline = CCOPT_CPU_BASE_SSE2, .cpuid = 1, .cpuid_first = 1, .cpuid_count = 1, .implies_first = 1, .implies_count = 1},
-    {.id = CCOPT_CPU_SSE3, .baseline = CCOPT_CPU_BASE_SSE3, .cpuid = 1, .cpuid_first = 2, .cpuid_count = 1, .implies_first = 2, .implies_count = 2},
-    {.id = CCOPT_CPU_SSSE3, .baseline = CCOPT_CPU_BASE_SSSE3, .cpuid = 1, .cpuid_first = 3, .cpuid_count = 1, .implies_first = 4, .implies_count = 3},
-    {.id = CCOPT_CPU_SSE41, .baseline = CCOPT_CPU_BASE_SSE41, .cpuid = 1, .cpuid_first = 4, .cpuid_count = 1, .implies_first = 7, .implies_count = 4},
-    {.id = CCOPT_CPU_POPCNT, .baseline = CCOPT_CPU_BASE_POPCNT, .cpuid = 1, .cpuid_first = 5, .cpuid_count = 1, .implies_first = 11, .implies_count = 5},
-    {.id = CCOPT_CPU_SSE42, .baseline = CCOPT_CPU_BASE_SSE42, .cpuid = 1, .cpuid_first = 6, .cpuid_count = 1, .implies_first = 16, .implies_count = 6},
-    {.id = CCOPT_CPU_X86_V2, .baseline = CCOPT_CPU_BASE_X86_V2, .cpuid = 1, .cpuid_first = 7, .cpuid_count = 2, .implies_first = 22, .implies_count = 7},
-    {.id = CCOPT_CPU_AVX, .baseline = CCOPT_CPU_BASE_AVX, .cpuid = 1, .cpuid_first = 9, .cpuid_count = 1, .xcr0 = 0x6UL, .implies_first = 29, .implies_count = 7},
-    {.id = CCOPT_CPU_XOP, .baseline = CCOPT_CPU_BASE_XOP, .cpuid = 1, .cpuid_first = 10, .cpuid_count = 1, .xcr0 = 0x6UL, .implies_first = 36, .implies_count = 8},
-    {.id = CCOPT_CPU_FMA4, .baseline = CCOPT_CPU_BASE_FMA4, .cpuid = 1, .cpuid_first = 11, .cpuid_count = 1, .xcr0 = 0x6UL, .implies_first = 44, .implies_count = 8},
-    {.id = CCOPT_CPU_F16C, .baseline = CCOPT_CPU_BASE_F16C, .cpuid = 1, .cpuid_first = 12, .cpuid_count = 1, .xcr0 = 0x6UL, .implies_first = 52, .implies_count = 8},
-    {.id = CCOPT_CPU_FMA3, .baseline = CCOPT_CPU_BASE_FMA3, .cpuid = 1, .cpuid_first = 13, .cpuid_count = 1, .xcr0 = 0x6UL, .implies_first = 60, .implies_count = 9},
-    {.id = CCOPT_CPU_AVX2, .baseline = CCOPT_CPU_BASE_AVX2, .cpuid = 1, .cpuid_first = 14, .cpuid_count = 1, .xcr0 = 0x6UL, .implies_first = 69, .implies_count = 9},
-    {.id = CCOPT_CPU_X86_V3, .baseline = CCOPT_CPU_BASE_X86_V3, .cpuid = 1, .cpuid_first = 15, .cpuid_count = 4, .xcr0 = 0x6UL, .implies_first = 78, .implies_count = 12},
-    {.id = CCOPT_CPU_AVX512F, .baseline = CCOPT_CPU_BASE_AVX512F, .cpuid = 1, .cpuid_first = 19, .cpuid_count = 1, .xcr0 = 0xe6UL, .implies_first = 90, .implies_count = 11},
-    {.id = CCOPT_CPU_AVX512CD, .baseline = CCOPT_CPU_BASE_AVX512CD, .cpuid = 1, .cpuid_first = 20, .cpuid_count = 1, .xcr0 = 0xe6UL, .implies_first = 101, .implies_count = 12},
-    {.id = CCOPT_CPU_AVX512_KNL, .baseline = CCOPT_CPU_BASE_AVX512_KNL, .cpuid = 1, .cpuid_first = 21, .cpuid_count = 2, .xcr0 = 0xe6UL, .implies_first = 113, .implies_count = 13},
-    {.id = CCOPT_CPU_AVX512_KNM, .baseline = CCOPT_CPU_BASE_AVX512_KNM, .cpuid = 1, .cpuid_first = 23, .cpuid_count = 3, .xcr0 = 0xe6UL, .implies_first = 126, .implies_count = 14},
-    {.id = CCOPT_CPU_AVX512_SKX, .baseline = CCOPT_CPU_BASE_AVX512_SKX, .cpuid = 1, .cpuid_first = 26, .cpuid_count = 3, .xcr0 = 0xe6UL, .implies_first = 140, .implies_count = 13},
-    {.id = CCOPT_CPU_X86_V4, .baseline = CCOPT_CPU_BASE_X86_V4, .cpuid = 1, .cpuid_first = 29, .cpuid_count = 0, .xcr0 = 0xe6UL, .implies_first = 153, .implies_count = 16},
-    {.id = CCOPT_CPU_AVX512_CLX, .baseline = CCOPT_CPU_BASE_AVX512_CLX, .cpuid = 1, .cpuid_first = 29, .cpuid_count = 1, .xcr0 = 0xe6UL, .implies_first = 169, .implies_count = 14},
-    {.id = CCOPT_CPU_AVX512_CNL, .baseline = CCOPT_CPU_BASE_AVX512_CNL, .cpuid = 1, .cpuid_first = 30, .cpuid_count = 2, .xcr0 = 0xe6UL, .implies_first = 183, .implies_count = 14},
-    {.id = CCOPT_CPU_AVX512_ICL, .baseline = CCOPT_CPU_BASE_AVX512_ICL, .cpuid = 1, .cpuid_first = 32, .cpuid_count = 3, .xcr0 = 0xe6UL, .implies_first = 197, .implies_count = 16},
-    {.id = CCOPT_CPU_AVX512_SPR, .baseline = CCOPT_CPU_BASE_AVX512_SPR, .cpuid = 1, .cpuid_first = 35, .cpuid_count = 1, .xcr0 = 0xe6UL, .implies_first = 213, .implies_count = 17},
+    {CCOPT_CPU_SSE, CCOPT_CPU_BASE_SSE, 0, 1, 0, 0, 1, 0x0UL, 0x0ULL, 0x0ULL, NULL, 0, 0, 1}, /* SSE */
+    {CCOPT_CPU_SSE2, CCOPT_CPU_BASE_SSE2, 0, 1, 0, 1, 1, 0x0UL, 0x0ULL, 0x0ULL, NULL, 0, 1, 1}, /* SSE2 */
+    {CCOPT_CPU_SSE3, CCOPT_CPU_BASE_SSE3, 0, 1, 0, 2, 1, 0x0UL, 0x0ULL, 0x0ULL, NULL, 0, 2, 2}, /* SSE3 */
+    {CCOPT_CPU_SSSE3, CCOPT_CPU_BASE_SSSE3, 0, 1, 0, 3, 1, 0x0UL, 0x0ULL, 0x0ULL, NULL, 0, 4, 3}, /* SSSE3 */
+    {CCOPT_CPU_SSE41, CCOPT_CPU_BASE_SSE41, 0, 1, 0, 4, 1, 0x0UL, 0x0ULL, 0x0ULL, NULL, 0, 7, 4}, /* SSE41 */
+    {CCOPT_CPU_POPCNT, CCOPT_CPU_BASE_POPCNT, 0, 1, 0, 5, 1, 0x0UL, 0x0ULL, 0x0ULL, NULL, 0, 11, 5}, /* POPCNT */
+    {CCOPT_CPU_SSE42, CCOPT_CPU_BASE_SSE42, 0, 1, 0, 6, 1, 0x0UL, 0x0ULL, 0x0ULL, NULL, 0, 16, 6}, /* SSE42 */
+    {CCOPT_CPU_X86_V2, CCOPT_CPU_BASE_X86_V2, 0, 1, 0, 7, 2, 0x0UL, 0x0ULL, 0x0ULL, NULL, 0, 22, 7}, /* X86_V2 */
+    {CCOPT_CPU_AVX, CCOPT_CPU_BASE_AVX, 0, 1, 0, 9, 1, 0x6UL, 0x0ULL, 0x0ULL, NULL, 0, 29, 7}, /* AVX */
+    {CCOPT_CPU_XOP, CCOPT_CPU_BASE_XOP, 0, 1, 0, 10, 1, 0x6UL, 0x0ULL, 0x0ULL, NULL, 0, 36, 8}, /* XOP */
+    {CCOPT_CPU_FMA4, CCOPT_CPU_BASE_FMA4, 0, 1, 0, 11, 1, 0x6UL, 0x0ULL, 0x0ULL, NULL, 0, 44, 8}, /* FMA4 */
+    {CCOPT_CPU_F16C, CCOPT_CPU_BASE_F16C, 0, 1, 0, 12, 1, 0x6UL, 0x0ULL, 0x0ULL, NULL, 0, 52, 8}, /* F16C */
+    {CCOPT_CPU_FMA3, CCOPT_CPU_BASE_FMA3, 0, 1, 0, 13, 1, 0x6UL, 0x0ULL, 0x0ULL, NULL, 0, 60, 9}, /* FMA3 */
+    {CCOPT_CPU_AVX2, CCOPT_CPU_BASE_AVX2, 0, 1, 0, 14, 1, 0x6UL, 0x0ULL, 0x0ULL, NULL, 0, 69, 9}, /* AVX2 */
+    {CCOPT_CPU_X86_V3, CCOPT_CPU_BASE_X86_V3, 0, 1, 0, 15, 4, 0x6UL, 0x0ULL, 0x0ULL, NULL, 0, 78, 12}, /* X86_V3 */
+    {CCOPT_CPU_AVX512F, CCOPT_CPU_BASE_AVX512F, 0, 1, 0, 19, 1, 0xe6UL, 0x0ULL, 0x0ULL, NULL, 0, 90, 11}, /* AVX512F */
+    {CCOPT_CPU_AVX512CD, CCOPT_CPU_BASE_AVX512CD, 0, 1, 0, 20, 1, 0xe6UL, 0x0ULL, 0x0ULL, NULL, 0, 101, 12}, /* AVX512CD */
+    {CCOPT_CPU_AVX512_KNL, CCOPT_CPU_BASE_AVX512_KNL, 0, 1, 0, 21, 2, 0xe6UL, 0x0ULL, 0x0ULL, NULL, 0, 113, 13}, /* AVX512_KNL */
+    {CCOPT_CPU_AVX512_KNM, CCOPT_CPU_BASE_AVX512_KNM, 0, 1, 0, 23, 3, 0xe6UL, 0x0ULL, 0x0ULL, NULL, 0, 126, 14}, /* AVX512_KNM */
+    {CCOPT_CPU_AVX512_SKX, CCOPT_CPU_BASE_AVX512_SKX, 0, 1, 0, 26, 3, 0xe6UL, 0x0ULL, 0x0ULL, NULL, 0, 140, 13}, /* AVX512_SKX */
+    {CCOPT_CPU_X86_V4, CCOPT_CPU_BASE_X86_V4, 0, 1, 0, 29, 0, 0xe6UL, 0x0ULL, 0x0ULL, NULL, 0, 153, 16}, /* X86_V4 */
+    {CCOPT_CPU_AVX512_CLX, CCOPT_CPU_BASE_AVX512_CLX, 0, 1, 0, 29, 1, 0xe6UL, 0x0ULL, 0x0ULL, NULL, 0, 169, 14}, /* AVX512_CLX */
+    {CCOPT_CPU_AVX512_CNL, CCOPT_CPU_BASE_AVX512_CNL, 0, 1, 0, 30, 2, 0xe6UL, 0x0ULL, 0x0ULL, NULL, 0, 183, 14}, /* AVX512_CNL */
+    {CCOPT_CPU_AVX512_ICL, CCOPT_CPU_BASE_AVX512_ICL, 0, 1, 0, 32, 3, 0xe6UL, 0x0ULL, 0x0ULL, NULL, 0, 197, 16}, /* AVX512_ICL */
+    {CCOPT_CPU_AVX512_SPR, CCOPT_CPU_BASE_AVX512_SPR, 0, 1, 0, 35, 1, 0xe6UL, 0x0ULL, 0x0ULL, NULL, 0, 213, 17}, /* AVX512_SPR */
 };
 #define CCOPT_CPU_NLEVELS 3
 static const int ccopt_cpu_levels[] = {
@@ -824,67 +840,67 @@ static const int ccopt_cpu_implies[] = {
     /* AVX512CD */ CCOPT_CPU_SSE, CCOPT_CPU_SSE2, CCOPT_CPU_SSE3, CCOPT_CPU_SSSE3, CCOPT_CPU_SSE41,
         CCOPT_CPU_POPCNT, CCOPT_CPU_SSE42, CCOPT_CPU_AVX, CCOPT_CPU_F16C, CCOPT_CPU_FMA3,
         CCOPT_CPU_AVX2, CCOPT_CPU_AVX512F,
-    /* AVX512_KNL */ CCOPT_CPU_SSE, CCOPT_CPU_SSE2, CCOPT_CPU_SSE3, CCOPT_CPU_SSSE3,
-        CCOPT_CPU_SSE41, CCOPT_CPU_POPCNT, CCOPT_CPU_SSE42, CCOPT_CPU_AVX, CCOPT_CPU_F16C,
-        CCOPT_CPU_FMA3, CCOPT_CPU_AVX2, CCOPT_CPU_AVX512F, CCOPT_CPU_AVX512CD,
-    /* AVX512_KNM */ CCOPT_CPU_SSE, CCOPT_CPU_SSE2, CCOPT_CPU_SSE3, CCOPT_CPU_SSSE3,
-        CCOPT_CPU_SSE41, CCOPT_CPU_POPCNT, CCOPT_CPU_SSE42, CCOPT_CPU_AVX, CCOPT_CPU_F16C,
-        CCOPT_CPU_FMA3, CCOPT_CPU_AVX2, CCOPT_CPU_AVX512F, CCOPT_CPU_AVX512CD, CCOPT_CPU_AVX512_KNL,
-    /* AVX512_SKX */ CCOPT_CPU_SSE, CCOPT_CPU_SSE2, CCOPT_CPU_SSE3, CCOPT_CPU_SSSE3,
-        CCOPT_CPU_SSE41, CCOPT_CPU_POPCNT, CCOPT_CPU_SSE42, CCOPT_CPU_AVX, CCOPT_CPU_F16C,
-        CCOPT_CPU_FMA3, CCOPT_CPU_AVX2, CCOPT_CPU_AVX512F, CCOPT_CPU_AVX512CD,
+    /* AVX512_KNL */ CCOPT_CPU_SSE, CCOPT_CPU_SSE2, CCOPT_CPU_SSE3, CCOPT_CPU_SSSE3, CCOPT_CPU_SSE41,
+        CCOPT_CPU_POPCNT, CCOPT_CPU_SSE42, CCOPT_CPU_AVX, CCOPT_CPU_F16C, CCOPT_CPU_FMA3,
+        CCOPT_CPU_AVX2, CCOPT_CPU_AVX512F, CCOPT_CPU_AVX512CD,
+    /* AVX512_KNM */ CCOPT_CPU_SSE, CCOPT_CPU_SSE2, CCOPT_CPU_SSE3, CCOPT_CPU_SSSE3, CCOPT_CPU_SSE41,
+        CCOPT_CPU_POPCNT, CCOPT_CPU_SSE42, CCOPT_CPU_AVX, CCOPT_CPU_F16C, CCOPT_CPU_FMA3,
+        CCOPT_CPU_AVX2, CCOPT_CPU_AVX512F, CCOPT_CPU_AVX512CD, CCOPT_CPU_AVX512_KNL,
+    /* AVX512_SKX */ CCOPT_CPU_SSE, CCOPT_CPU_SSE2, CCOPT_CPU_SSE3, CCOPT_CPU_SSSE3, CCOPT_CPU_SSE41,
+        CCOPT_CPU_POPCNT, CCOPT_CPU_SSE42, CCOPT_CPU_AVX, CCOPT_CPU_F16C, CCOPT_CPU_FMA3,
+        CCOPT_CPU_AVX2, CCOPT_CPU_AVX512F, CCOPT_CPU_AVX512CD,
     /* X86_V4 */ CCOPT_CPU_SSE, CCOPT_CPU_SSE2, CCOPT_CPU_SSE3, CCOPT_CPU_SSSE3, CCOPT_CPU_SSE41,
         CCOPT_CPU_POPCNT, CCOPT_CPU_SSE42, CCOPT_CPU_X86_V2, CCOPT_CPU_AVX, CCOPT_CPU_F16C,
         CCOPT_CPU_FMA3, CCOPT_CPU_AVX2, CCOPT_CPU_X86_V3, CCOPT_CPU_AVX512F, CCOPT_CPU_AVX512CD,
         CCOPT_CPU_AVX512_SKX,
-    /* AVX512_CLX */ CCOPT_CPU_SSE, CCOPT_CPU_SSE2, CCOPT_CPU_SSE3, CCOPT_CPU_SSSE3,
-        CCOPT_CPU_SSE41, CCOPT_CPU_POPCNT, CCOPT_CPU_SSE42, CCOPT_CPU_AVX, CCOPT_CPU_F16C,
-        CCOPT_CPU_FMA3, CCOPT_CPU_AVX2, CCOPT_CPU_AVX512F, CCOPT_CPU_AVX512CD, CCOPT_CPU_AVX512_SKX,
-    /* AVX512_CNL */ CCOPT_CPU_SSE, CCOPT_CPU_SSE2, CCOPT_CPU_SSE3, CCOPT_CPU_SSSE3,
-        CCOPT_CPU_SSE41, CCOPT_CPU_POPCNT, CCOPT_CPU_SSE42, CCOPT_CPU_AVX, CCOPT_CPU_F16C,
-        CCOPT_CPU_FMA3, CCOPT_CPU_AVX2, CCOPT_CPU_AVX512F, CCOPT_CPU_AVX512CD, CCOPT_CPU_AVX512_SKX,
-    /* AVX512_ICL */ CCOPT_CPU_SSE, CCOPT_CPU_SSE2, CCOPT_CPU_SSE3, CCOPT_CPU_SSSE3,
-        CCOPT_CPU_SSE41, CCOPT_CPU_POPCNT, CCOPT_CPU_SSE42, CCOPT_CPU_AVX, CCOPT_CPU_F16C,
-        CCOPT_CPU_FMA3, CCOPT_CPU_AVX2, CCOPT_CPU_AVX512F, CCOPT_CPU_AVX512CD, CCOPT_CPU_AVX512_SKX,
+    /* AVX512_CLX */ CCOPT_CPU_SSE, CCOPT_CPU_SSE2, CCOPT_CPU_SSE3, CCOPT_CPU_SSSE3, CCOPT_CPU_SSE41,
+        CCOPT_CPU_POPCNT, CCOPT_CPU_SSE42, CCOPT_CPU_AVX, CCOPT_CPU_F16C, CCOPT_CPU_FMA3,
+        CCOPT_CPU_AVX2, CCOPT_CPU_AVX512F, CCOPT_CPU_AVX512CD, CCOPT_CPU_AVX512_SKX,
+    /* AVX512_CNL */ CCOPT_CPU_SSE, CCOPT_CPU_SSE2, CCOPT_CPU_SSE3, CCOPT_CPU_SSSE3, CCOPT_CPU_SSE41,
+        CCOPT_CPU_POPCNT, CCOPT_CPU_SSE42, CCOPT_CPU_AVX, CCOPT_CPU_F16C, CCOPT_CPU_FMA3,
+        CCOPT_CPU_AVX2, CCOPT_CPU_AVX512F, CCOPT_CPU_AVX512CD, CCOPT_CPU_AVX512_SKX,
+    /* AVX512_ICL */ CCOPT_CPU_SSE, CCOPT_CPU_SSE2, CCOPT_CPU_SSE3, CCOPT_CPU_SSSE3, CCOPT_CPU_SSE41,
+        CCOPT_CPU_POPCNT, CCOPT_CPU_SSE42, CCOPT_CPU_AVX, CCOPT_CPU_F16C, CCOPT_CPU_FMA3,
+        CCOPT_CPU_AVX2, CCOPT_CPU_AVX512F, CCOPT_CPU_AVX512CD, CCOPT_CPU_AVX512_SKX,
         CCOPT_CPU_AVX512_CLX, CCOPT_CPU_AVX512_CNL,
-    /* AVX512_SPR */ CCOPT_CPU_SSE, CCOPT_CPU_SSE2, CCOPT_CPU_SSE3, CCOPT_CPU_SSSE3,
-        CCOPT_CPU_SSE41, CCOPT_CPU_POPCNT, CCOPT_CPU_SSE42, CCOPT_CPU_AVX, CCOPT_CPU_F16C,
-        CCOPT_CPU_FMA3, CCOPT_CPU_AVX2, CCOPT_CPU_AVX512F, CCOPT_CPU_AVX512CD, CCOPT_CPU_AVX512_SKX,
+    /* AVX512_SPR */ CCOPT_CPU_SSE, CCOPT_CPU_SSE2, CCOPT_CPU_SSE3, CCOPT_CPU_SSSE3, CCOPT_CPU_SSE41,
+        CCOPT_CPU_POPCNT, CCOPT_CPU_SSE42, CCOPT_CPU_AVX, CCOPT_CPU_F16C, CCOPT_CPU_FMA3,
+        CCOPT_CPU_AVX2, CCOPT_CPU_AVX512F, CCOPT_CPU_AVX512CD, CCOPT_CPU_AVX512_SKX,
         CCOPT_CPU_AVX512_CLX, CCOPT_CPU_AVX512_CNL, CCOPT_CPU_AVX512_ICL,
 };
+/* id, baseline, always, cpuid, auxv, cpuid_first, cpuid_count, xcr0, hwcap, hwcap2, sysctl,
+ * win_pf, implies_first, implies_count */
 #define CCOPT_CPU_NRECIPES 25
 static const ccopt_cpu_recipe ccopt_cpu_recipes[] = {
-    {.id = CCOPT_CPU_SSE, .baseline = CCOPT_CPU_BASE_SSE, .cpuid = 1, .cpuid_first = 0, .cpuid_count = 1, .implies_first = 0, .implies_count = 1},
-    {.id = CCOPT_CPU_SSE2, .baseline = CCOPT_CPU_BASE_SSE2, .cpuid = 1, .cpuid_first = 1, .cpuid_count = 1, .implies_first = 1, .implies_count = 1},
-    {.id = CCOPT_CPU_SSE3, .baseline = CCOPT_CPU_BASE_SSE3, .cpuid = 1, .cpuid_first = 2, .cpuid_count = 1, .implies_first = 2, .implies_count = 2},
-    {.id = CCOPT_CPU_SSSE3, .baseline = CCOPT_CPU_BASE_SSSE3, .cpuid = 1, .cpuid_first = 3, .cpuid_count = 1, .implies_first = 4, .implies_count = 3},
-    {.id = CCOPT_CPU_SSE41, .baseline = CCOPT_CPU_BASE_SSE41, .cpuid = 1, .cpuid_first = 4, .cpuid_count = 1, .implies_first = 7, .implies_count = 4},
-    {.id = CCOPT_CPU_POPCNT, .baseline = CCOPT_CPU_BASE_POPCNT, .cpuid = 1, .cpuid_first = 5, .cpuid_count = 1, .implies_first = 11, .implies_count = 5},
-    {.id = CCOPT_CPU_SSE42, .baseline = CCOPT_CPU_BASE_SSE42, .cpuid = 1, .cpuid_first = 6, .cpuid_count = 1, .implies_first = 16, .implies_count = 6},
-    {.id = CCOPT_CPU_X86_V2, .baseline = CCOPT_CPU_BASE_X86_V2, .cpuid = 1, .cpuid_first = 7, .cpuid_count = 2, .implies_first = 22, .implies_count = 7},
-    {.id = CCOPT_CPU_AVX, .baseline = CCOPT_CPU_BASE_AVX, .cpuid = 1, .cpuid_first = 9, .cpuid_count = 1, .xcr0 = 0x6UL, .implies_first = 29, .implies_count = 7},
-    {.id = CCOPT_CPU_XOP, .baseline = CCOPT_CPU_BASE_XOP, .cpuid = 1, .cpuid_first = 10, .cpuid_count = 1, .xcr0 = 0x6UL, .implies_first = 36, .implies_count = 8},
-    {.id = CCOPT_CPU_FMA4, .baseline = CCOPT_CPU_BASE_FMA4, .cpuid = 1, .cpuid_first = 11, .cpuid_count = 1, .xcr0 = 0x6UL, .implies_first = 44, .implies_count = 8},
-    {.id = CCOPT_CPU_F16C, .baseline = CCOPT_CPU_BASE_F16C, .cpuid = 1, .cpuid_first = 12, .cpuid_count = 1, .xcr0 = 0x6UL, .implies_first = 52, .implies_count = 8},
-    {.id = CCOPT_CPU_FMA3, .baseline = CCOPT_CPU_BASE_FMA3, .cpuid = 1, .cpuid_first = 13, .cpuid_count = 1, .xcr0 = 0x6UL, .implies_first = 60, .implies_count = 9},
-    {.id = CCOPT_CPU_AVX2, .baseline = CCOPT_CPU_BASE_AVX2, .cpuid = 1, .cpuid_first = 14, .cpuid_count = 1, .xcr0 = 0x6UL, .implies_first = 69, .implies_count = 9},
-    {.id = CCOPT_CPU_X86_V3, .baseline = CCOPT_CPU_BASE_X86_V3, .cpuid = 1, .cpuid_first = 15, .cpuid_count = 4, .xcr0 = 0x6UL, .implies_first = 78, .implies_count = 12},
-    {.id = CCOPT_CPU_AVX512F, .baseline = CCOPT_CPU_BASE_AVX512F, .cpuid = 1, .cpuid_first = 19, .cpuid_count = 1, .xcr0 = 0xe6UL, .implies_first = 90, .implies_count = 11},
-    {.id = CCOPT_CPU_AVX512CD, .baseline = CCOPT_CPU_BASE_AVX512CD, .cpuid = 1, .cpuid_first = 20, .cpuid_count = 1, .xcr0 = 0xe6UL, .implies_first = 101, .implies_count = 12},
-    {.id = CCOPT_CPU_AVX512_KNL, .baseline = CCOPT_CPU_BASE_AVX512_KNL, .cpuid = 1, .cpuid_first = 21, .cpuid_count = 2, .xcr0 = 0xe6UL, .implies_first = 113, .implies_count = 13},
-    {.id = CCOPT_CPU_AVX512_KNM, .baseline = CCOPT_CPU_BASE_AVX512_KNM, .cpuid = 1, .cpuid_first = 23, .cpuid_count = 3, .xcr0 = 0xe6UL, .implies_first = 126, .implies_count = 14},
-    {.id = CCOPT_CPU_AVX512_SKX, .baseline = CCOPT_CPU_BASE_AVX512_SKX, .cpuid = 1, .cpuid_first = 26, .cpuid_count = 3, .xcr0 = 0xe6UL, .implies_first = 140, .implies_count = 13},
-    {.id = CCOPT_CPU_X86_V4, .baseline = CCOPT_CPU_BASE_X86_V4, .cpuid = 1, .cpuid_first = 29, .cpuid_count = 0, .xcr0 = 0xe6UL, .implies_first = 153, .implies_count = 16},
-    {.id = CCOPT_CPU_AVX512_CLX, .baseline = CCOPT_CPU_BASE_AVX512_CLX, .cpuid = 1, .cpuid_first = 29, .cpuid_count = 1, .xcr0 = 0xe6UL, .implies_first = 169, .implies_count = 14},
-    {.id = CCOPT_CPU_AVX512_CNL, .baseline = CCOPT_CPU_BASE_AVX512_CNL, .cpuid = 1, .cpuid_first = 30, .cpuid_count = 2, .xcr0 = 0xe6UL, .implies_first = 183, .implies_count = 14},
-    {.id = CCOPT_CPU_AVX512_ICL, .baseline = CCOPT_CPU_BASE_AVX512_ICL, .cpuid = 1, .cpuid_first = 32, .cpuid_count = 3, .xcr0 = 0xe6UL, .implies_first = 197, .implies_count = 16},
-    {.id = CCOPT_CPU_AVX512_SPR, .baseline = CCOPT_CPU_BASE_AVX512_SPR, .cpuid = 1, .cpuid_first = 35, .cpuid_count = 1, .xcr0 = 0xe6UL, .implies_first = 213, .implies_count = 17},
+    {CCOPT_CPU_SSE, CCOPT_CPU_BASE_SSE, 0, 1, 0, 0, 1, 0x0UL, 0x0ULL, 0x0ULL, NULL, 0, 0, 1}, /* SSE */
+    {CCOPT_CPU_SSE2, CCOPT_CPU_BASE_SSE2, 0, 1, 0, 1, 1, 0x0UL, 0x0ULL, 0x0ULL, NULL, 0, 1, 1}, /* SSE2 */
+    {CCOPT_CPU_SSE3, CCOPT_CPU_BASE_SSE3, 0, 1, 0, 2, 1, 0x0UL, 0x0ULL, 0x0ULL, NULL, 0, 2, 2}, /* SSE3 */
+    {CCOPT_CPU_SSSE3, CCOPT_CPU_BASE_SSSE3, 0, 1, 0, 3, 1, 0x0UL, 0x0ULL, 0x0ULL, NULL, 0, 4, 3}, /* SSSE3 */
+    {CCOPT_CPU_SSE41, CCOPT_CPU_BASE_SSE41, 0, 1, 0, 4, 1, 0x0UL, 0x0ULL, 0x0ULL, NULL, 0, 7, 4}, /* SSE41 */
+    {CCOPT_CPU_POPCNT, CCOPT_CPU_BASE_POPCNT, 0, 1, 0, 5, 1, 0x0UL, 0x0ULL, 0x0ULL, NULL, 0, 11, 5}, /* POPCNT */
+    {CCOPT_CPU_SSE42, CCOPT_CPU_BASE_SSE42, 0, 1, 0, 6, 1, 0x0UL, 0x0ULL, 0x0ULL, NULL, 0, 16, 6}, /* SSE42 */
+    {CCOPT_CPU_X86_V2, CCOPT_CPU_BASE_X86_V2, 0, 1, 0, 7, 2, 0x0UL, 0x0ULL, 0x0ULL, NULL, 0, 22, 7}, /* X86_V2 */
+    {CCOPT_CPU_AVX, CCOPT_CPU_BASE_AVX, 0, 1, 0, 9, 1, 0x6UL, 0x0ULL, 0x0ULL, NULL, 0, 29, 7}, /* AVX */
+    {CCOPT_CPU_XOP, CCOPT_CPU_BASE_XOP, 0, 1, 0, 10, 1, 0x6UL, 0x0ULL, 0x0ULL, NULL, 0, 36, 8}, /* XOP */
+    {CCOPT_CPU_FMA4, CCOPT_CPU_BASE_FMA4, 0, 1, 0, 11, 1, 0x6UL, 0x0ULL, 0x0ULL, NULL, 0, 44, 8}, /* FMA4 */
+    {CCOPT_CPU_F16C, CCOPT_CPU_BASE_F16C, 0, 1, 0, 12, 1, 0x6UL, 0x0ULL, 0x0ULL, NULL, 0, 52, 8}, /* F16C */
+    {CCOPT_CPU_FMA3, CCOPT_CPU_BASE_FMA3, 0, 1, 0, 13, 1, 0x6UL, 0x0ULL, 0x0ULL, NULL, 0, 60, 9}, /* FMA3 */
+    {CCOPT_CPU_AVX2, CCOPT_CPU_BASE_AVX2, 0, 1, 0, 14, 1, 0x6UL, 0x0ULL, 0x0ULL, NULL, 0, 69, 9}, /* AVX2 */
+    {CCOPT_CPU_X86_V3, CCOPT_CPU_BASE_X86_V3, 0, 1, 0, 15, 4, 0x6UL, 0x0ULL, 0x0ULL, NULL, 0, 78, 12}, /* X86_V3 */
+    {CCOPT_CPU_AVX512F, CCOPT_CPU_BASE_AVX512F, 0, 1, 0, 19, 1, 0xe6UL, 0x0ULL, 0x0ULL, NULL, 0, 90, 11}, /* AVX512F */
+    {CCOPT_CPU_AVX512CD, CCOPT_CPU_BASE_AVX512CD, 0, 1, 0, 20, 1, 0xe6UL, 0x0ULL, 0x0ULL, NULL, 0, 101, 12}, /* AVX512CD */
+    {CCOPT_CPU_AVX512_KNL, CCOPT_CPU_BASE_AVX512_KNL, 0, 1, 0, 21, 2, 0xe6UL, 0x0ULL, 0x0ULL, NULL, 0, 113, 13}, /* AVX512_KNL */
+    {CCOPT_CPU_AVX512_KNM, CCOPT_CPU_BASE_AVX512_KNM, 0, 1, 0, 23, 3, 0xe6UL, 0x0ULL, 0x0ULL, NULL, 0, 126, 14}, /* AVX512_KNM */
+    {CCOPT_CPU_AVX512_SKX, CCOPT_CPU_BASE_AVX512_SKX, 0, 1, 0, 26, 3, 0xe6UL, 0x0ULL, 0x0ULL, NULL, 0, 140, 13}, /* AVX512_SKX */
+    {CCOPT_CPU_X86_V4, CCOPT_CPU_BASE_X86_V4, 0, 1, 0, 29, 0, 0xe6UL, 0x0ULL, 0x0ULL, NULL, 0, 153, 16}, /* X86_V4 */
+    {CCOPT_CPU_AVX512_CLX, CCOPT_CPU_BASE_AVX512_CLX, 0, 1, 0, 29, 1, 0xe6UL, 0x0ULL, 0x0ULL, NULL, 0, 169, 14}, /* AVX512_CLX */
+    {CCOPT_CPU_AVX512_CNL, CCOPT_CPU_BASE_AVX512_CNL, 0, 1, 0, 30, 2, 0xe6UL, 0x0ULL, 0x0ULL, NULL, 0, 183, 14}, /* AVX512_CNL */
+    {CCOPT_CPU_AVX512_ICL, CCOPT_CPU_BASE_AVX512_ICL, 0, 1, 0, 32, 3, 0xe6UL, 0x0ULL, 0x0ULL, NULL, 0, 197, 16}, /* AVX512_ICL */
+    {CCOPT_CPU_AVX512_SPR, CCOPT_CPU_BASE_AVX512_SPR, 0, 1, 0, 35, 1, 0xe6UL, 0x0ULL, 0x0ULL, NULL, 0, 213, 17}, /* AVX512_SPR */
 };
-#define CCOPT_CPU_NLEVELS 3
+#define CCOPT_CPU_NLEVELS 0
 static const int ccopt_cpu_levels[] = {
-    CCOPT_CPU_X86_V2,
-    CCOPT_CPU_X86_V3,
-    CCOPT_CPU_X86_V4,
+    0, /* unused: CCOPT_CPU_NLEVELS is 0 */
 };
 
 #else /* any other machine: nothing is detected */
@@ -907,7 +923,7 @@ static const int ccopt_cpu_implies[] = {
 };
 #define CCOPT_CPU_NRECIPES 0
 static const ccopt_cpu_recipe ccopt_cpu_recipes[] = {
-    {.id = 0}, /* unused: CCOPT_CPU_NRECIPES is 0 */
+    {0, 0, 0, 0, 0, 0, 0, 0x0UL, 0x0ULL, 0x0ULL, NULL, 0, 0, 0}, /* unused: CCOPT_CPU_NRECIPES is 0 */
 };
 #define CCOPT_CPU_NLEVELS 0
 static const int ccopt_cpu_levels[] = {

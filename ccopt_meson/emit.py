@@ -25,7 +25,7 @@ def write_if_changed(path: Path, text: str) -> bool:
 
 def _xmacro(name: str, cb_line: str, items: Sequence[str]) -> list[str]:
     if not items:
-        return [f"#define {name}"]
+        return [name]
     body = [f"\t{cb_line.format(item=i)}" for i in items]
     return [f"{name} \\"] + [line + " \\" for line in body[:-1]] + [body[-1]]
 
@@ -85,7 +85,7 @@ def dispatch_header(source: str, targets: Sequence[Target]) -> str:
     checks = [("&&".join(f"CHK({m})" for m in t.members), t.name) for t in real]
     lines = [_BANNER.format(version=__version__, what=f"the @targets statement of {Path(source).name}").rstrip(),
              '#include "ccopt_dispatch.h"', "",
-             f'#undef CCOPT_DISPATCH_TARGETS', f'#define CCOPT_DISPATCH_TARGETS "{" ".join(t.name for t in targets)}"',
+             '#undef CCOPT_DISPATCH_TARGETS', f'#define CCOPT_DISPATCH_TARGETS "{" ".join(t.name for t in targets)}"',
              "#undef CCOPT__DISPATCH_CALL"]
     lines += _xmacro("#define CCOPT__DISPATCH_CALL(CHK, CB, ...)", "{item}", [
         f"CCOPT__EXPAND(CB(({c}), {name}, __VA_ARGS__))" for c, name in checks])

@@ -27,7 +27,7 @@
 #include <altivec.h>
 #define DOT_WIDTH 4
 #define DOT_KERNEL "vsx"
-#elif defined(CCOPT_HAVE_VX)
+#elif defined(CCOPT_HAVE_VXE) /* float vectors need z14; z13's VX has double only */
 #include <vecintrin.h>
 #define DOT_WIDTH 4
 #define DOT_KERNEL "zvector"
@@ -96,7 +96,7 @@ float CCOPT_FN(dot)(const float *a, const float *b, size_t n)
     for (; i + 4 <= n; i += 4)
         acc = vec_madd(vec_xl(0, a + i), vec_xl(0, b + i), acc);
     tail = acc[0] + acc[1] + acc[2] + acc[3];
-#elif DOT_WIDTH == 4 && defined(CCOPT_HAVE_VX)
+#elif DOT_WIDTH == 4 && defined(CCOPT_HAVE_VXE)
     __vector float acc = vec_splats(0.0f);
     for (; i + 4 <= n; i += 4)
         acc = vec_madd(vec_xl(0, a + i), vec_xl(0, b + i), acc);

@@ -13,8 +13,8 @@ int ccopt_probe_x86_v2(long long *src, int n)
     __m128i a = _mm_loadu_si128((const __m128i *)(const void *)src);
     int r = (int)_mm_popcnt_u32((unsigned int)n) + _mm_cvtsi128_si32(_mm_cmpgt_epi64(a, a));
 #if defined(__GNUC__)
-    unsigned __int128 *p = (unsigned __int128 *)(void *)src;
-    unsigned __int128 old = *p;
+    __extension__ unsigned __int128 *p = __extension__ (unsigned __int128 *)(void *)src;
+    __extension__ unsigned __int128 old = *p;
     r += (int)__sync_bool_compare_and_swap(p, old, old + (unsigned)n);
 #endif
     return r;

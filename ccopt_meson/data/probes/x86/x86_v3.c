@@ -1,7 +1,8 @@
 /* X86_V3 (x86-64-v3): AVX2 + FMA3 + F16C together with BMI, BMI2, LZCNT and MOVBE. */
 #include <immintrin.h>
-#if defined(__GNUC__) && !defined(__MOVBE__)
-    #error "MOVBE (-mmovbe) is not enabled"
+/* newer clang accepts _lzcnt_u32 without -mlzcnt, gcc has no MOVBE intrinsic: check the macros too */
+#if defined(__GNUC__) && !(defined(__BMI__) && defined(__BMI2__) && defined(__LZCNT__) && defined(__MOVBE__))
+    #error "BMI, BMI2, LZCNT and MOVBE must all be enabled"
 #endif
 
 int ccopt_probe_x86_v3(const float *src, unsigned int *dst);

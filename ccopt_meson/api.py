@@ -17,7 +17,7 @@ from typing import Any
 from . import cache
 from .compiler import Compiler, binary_identity, identify_id, machine_from_macros, macro_satisfied, version_from_macros
 from .errors import CompilerError, InputError
-from .probe import Outcome, Runner, Session, probe_features
+from .probe import Outcome, Runner, Session, describe_status, probe_features
 from .resolve import Token, evaluate, render, resolve, tokenize, uses
 from .tables import Table, compiler_spec, data_digest, family_of, machines, table_for
 
@@ -92,7 +92,8 @@ def _identify(session: Session, req: Request) -> Compiler:
         if session.driver.get("macro_dump"):
             first = next((ln for ln in res.output.splitlines() if ln.strip()), "no output")
             raise CompilerError(
-                f"compiler '{' '.join(req.command)}' failed on an empty file (exit status {res.returncode}): {first}"
+                f"compiler '{' '.join(req.command)}' failed on an empty file "
+                f"({describe_status(res.returncode)}): {first}"
             )
         macros = {}
     cid = req.compiler_id or identify_id(macros)
@@ -105,18 +106,19 @@ def _identify(session: Session, req: Request) -> Compiler:
     )
 
 
-def _native(session: Session, table: Table, cc: Compiler, cross: bool) -> set[str]:
+def _native(session: Session, table: Table, cc: Compiler, cross: bool, option: str) -> set[str]:
+    """Features ``-march=native`` (or the like) enables; ``option`` is the one that asked for 'native'."""
     if cross:
         raise InputError(
-            "cpu-baseline: 'native' cannot be used when cross-compiling (the build machine's CPU "
+            f"{option}: 'native' cannot be used when cross-compiling (the build machine's CPU "
             f"is not the {cc.arch} target's); name the target's features instead"
         )
     if not table.native_flags:
-        raise InputError(f"cpu-baseline: 'native' is not supported by {cc.id} on {cc.arch}; name the features instead")
+        raise InputError(f"{option}: 'native' is not supported by {cc.id} on {cc.arch}; name the features instead")
     macros, res = session.dump_macros(table.native_flags)
     if macros is None:
         first = next((ln for ln in res.output.splitlines() if ln.strip()), "")
-        raise InputError(f"cpu-baseline: 'native' ({' '.join(table.native_flags)}) was refused by {cc.id}: {first}")
+        raise InputError(f"{option}: 'native' ({' '.join(table.native_flags)}) was refused by {cc.id}: {first}")
     return _enabled_by(table, macros)
 
 
@@ -202,7 +204,10 @@ def detect(req: Request, build_dir: str | os.PathLike[str] | None = None, flush_
             notes.append("unsupported architecture: no CPU features are known for this compiler's target")
         else:
             cross = req.cross if req.cross is not None else table.machine.name != host_machine_name()
-            native = _native(session, table, cc, cross) if uses(base_tokens + disp_tokens, "NATIVE") else set()
+            native: set[str] = set()
+            if uses(base_tokens + disp_tokens, "NATIVE"):
+                option = "cpu-baseline" if uses(base_tokens, "NATIVE") else "cpu-dispatch"
+                native = _native(session, table, cc, cross, option)
             detected = _enabled_by(table, dict(cc.macros))
             base_sel = evaluate(base_tokens, table, native, detected, notes, "cpu-baseline")
             disp_sel = evaluate(disp_tokens, table, native, detected, notes, "cpu-dispatch")
@@ -232,10 +237,13 @@ def read(build_dir: str | os.PathLike[str], lang: str = "c") -> dict[str, Any]:
         raise InputError(
             f"{path} does not exist; run 'ccopt-meson detect --build-dir {build_dir}' or configure first"
         ) from exc
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError, RecursionError) as exc:
         raise InputError(f"{path} is unreadable or corrupt ({exc}); run 'ccopt-meson flush {build_dir}'") from exc
     if not isinstance(doc, dict) or doc.get("schema_version") != cache.SCHEMA_VERSION:
         raise InputError(f"{path} was written by another version of ccopt-meson; run 'ccopt-meson flush {build_dir}'")
+    if not cache.content_ok(doc):
+        raise InputError(f"{path} was modified after it was written; run 'ccopt-meson flush {build_dir}' "
+                         "and configure again")
     return doc
 
 

@@ -22,7 +22,9 @@ from typing import Any, Mapping
 
 from .errors import CacheError
 
-__all__ = ["SCHEMA_VERSION", "cache_path", "make_key", "load", "store", "flush", "atomic_write", "dumps", "warn"]
+__all__ = [
+    "SCHEMA_VERSION", "cache_path", "make_key", "load", "store", "flush", "atomic_write", "dumps", "warn", "content_ok",
+]
 
 SCHEMA_VERSION = 1
 FILE_NAME = "ccopt-features{suffix}.json"
@@ -50,18 +52,23 @@ def _digest(doc: Mapping[str, Any]) -> str:
     return hashlib.sha256(dumps(body).encode()).hexdigest()
 
 
+def content_ok(doc: Mapping[str, Any]) -> bool:
+    """Is ``doc`` exactly what ``store`` wrote (no hand edits, no truncation)?"""
+    return doc.get("content_digest") == _digest(doc)
+
+
 def load(path: Path, key: str) -> dict[str, Any] | None:
     """The cached document for ``key``, or None (with a warning when the file is unusable)."""
     try:
         raw = path.read_bytes()
-    except FileNotFoundError:
-        return None
+    except (FileNotFoundError, NotADirectoryError):
+        return None  # no cache yet (or the build dir is not a directory: storing reports that)
     except OSError as exc:
         warn(f"ignoring unreadable cache {path.name}: {exc.strerror}; detecting again")
         return None
     try:
         doc = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError):
+    except (ValueError, RecursionError):  # RecursionError: garbage nested too deep for the parser
         warn(f"ignoring corrupt cache {path.name} (not valid JSON); detecting again")
         return None
     if not isinstance(doc, dict) or not isinstance(doc.get("cache"), dict):
@@ -73,7 +80,7 @@ def load(path: Path, key: str) -> dict[str, Any] | None:
         return None
     if doc["cache"].get("key") != key:
         return None  # a different compiler, flags or request: a plain miss
-    if doc.get("content_digest") != _digest(doc):
+    if not content_ok(doc):
         warn(f"ignoring cache {path.name}: its content was modified after it was written; detecting again")
         return None
     return doc
@@ -96,11 +103,14 @@ def atomic_write(path: Path, text: str) -> bool:
             fh.write(text)
         os.chmod(tmp, 0o666 & ~_umask())  # mkstemp creates 0600; give the usual mode
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         try:
             os.unlink(tmp)
         except OSError:
             pass
+        if isinstance(exc, OSError):  # a directory in the file's place, a full disk, ...
+            raise CacheError(f"cannot write {path}: {exc.strerror}; check that the build directory is writable "
+                             f"and that {path.name} is a regular file") from exc
         raise
     return True
 

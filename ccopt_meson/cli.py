@@ -43,25 +43,30 @@ def _compiler_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print the result as JSON")
 
 
+def _split(text: str, what: str) -> list[str]:
+    """Shell-style words of ``text`` (flags given as one string); a bad quote is an InputError naming ``what``."""
+    try:
+        return shlex.split(text)
+    except ValueError as exc:
+        raise InputError(f"{what}: cannot split '{text}': {exc}; balance the quotes") from exc
+
+
 def request_from(ns: argparse.Namespace, explain: Sequence[str] = (), env_flags: bool = True) -> api.Request:
     if ns.cc_argv:
         command = list(ns.cc_argv)
     else:
         text = ns.cc if ns.cc is not None else os.environ.get("CXX" if ns.lang == "cpp" else "CC", "") or (
             "c++" if ns.lang == "cpp" else "cc")
-        try:
-            command = shlex.split(text)
-        except ValueError as exc:
-            raise InputError(f"--cc: cannot split '{text}': {exc}") from exc
+        command = _split(text, "--cc" if ns.cc is not None else "CXX" if ns.lang == "cpp" else "CC")
     if ns.arg_list is not None:
         args = list(ns.arg_list)
     elif ns.args is not None:
-        args = shlex.split(ns.args)
+        args = _split(ns.args, "--args")
     elif not env_flags:
         args = []
     else:
         env = ("CXXFLAGS", "CPPFLAGS") if ns.lang == "cpp" else ("CFLAGS", "CPPFLAGS")
-        args = [a for var in env for a in shlex.split(os.environ.get(var, ""))]
+        args = [a for var in env for a in _split(os.environ.get(var, ""), var)]
     return api.Request(
         command=tuple(command), args=tuple(args), baseline=ns.baseline, dispatch=ns.dispatch, lang=ns.lang,
         compiler_id=ns.compiler_id, compiler_version=ns.compiler_version, cpu_family=ns.cpu_family,
@@ -292,6 +297,28 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+# Options whose next word is always their value, even when it starts with '-' (``--baseline -avx2``,
+# ``--arg -O2``): argparse would take such a word for an option and fail with a usage error.
+_VALUE_OPTIONS = ("--baseline", "--dispatch", "--cc", "--cc-arg", "--args", "--arg")
+
+
+def _attach_values(args: Sequence[str]) -> list[str]:
+    out: list[str] = []
+    words = iter(args)
+    for word in words:
+        value = next(words, None) if word in _VALUE_OPTIONS else None
+        out.append(word if value is None else f"{word}={value}")
+    return out
+
+
+_LINE_BREAKS = frozenset("\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029")  # what str.splitlines() splits at
+
+
+def _one_line(text: str) -> str:
+    """Escape line breaks (from a file name, say) so the error stays the one line Meson shows."""
+    return "".join(repr(c)[1:-1] if c in _LINE_BREAKS else c for c in text)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     try:
@@ -299,10 +326,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from .meson import run_setup
 
             return run_setup(args[1:])
-        ns = build_parser().parse_args(args)
+        ns = build_parser().parse_args(_attach_values(args))
         return COMMANDS[ns.command][2](ns)
     except CcoptError as exc:
-        print(f"ccopt-meson: error: {exc}", file=sys.stderr)
+        print(f"ccopt-meson: error: {_one_line(str(exc))}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print("ccopt-meson: error: interrupted", file=sys.stderr)

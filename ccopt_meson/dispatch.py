@@ -25,6 +25,7 @@ __all__ = ["POLICIES", "Statement", "parse_text", "parse_file", "render", "Targe
 POLICIES = ("KEEP_BASELINE", "KEEP_SORT", "MAXOPT", "WERROR", "AUTOVEC")
 MAX_LINES = 1000
 _SPLIT = re.compile(r"[\s*,/]+|([()])")
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 
 @dataclass(frozen=True)
@@ -42,7 +43,7 @@ def _fail(where: str, line: int, message: str) -> DispatchSourceError:
 
 
 def _statement_text(text: str, where: str) -> tuple[str, int]:
-    lines = text.splitlines()
+    lines = _LINE_BREAK.split(text)  # what a compiler counts: not str.splitlines(), which also breaks at '\f'
     for i, line in enumerate(lines[:MAX_LINES]):
         pos = line.find("@targets")
         if pos < 0:

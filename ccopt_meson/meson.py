@@ -75,6 +75,8 @@ def configure(ns: argparse.Namespace) -> int:
     doc = api.detect(request_from(ns, env_flags=False), build_dir=ns.build_dir or out_dir, flush_first=flush)
     if ns.write_config:
         emit.write_if_changed(out_dir / "ccopt_config.h", emit.config_header(doc))
+    for note in doc.get("notes", ()):  # stdout is for meson.build; notes land in meson-log.txt
+        print(f"ccopt-meson: note: {note}", file=sys.stderr)
     path = cache.cache_path(ns.build_dir or out_dir, ns.lang)
     sys.stdout.write("\n".join(_emit_lines(doc, path)) + "\n")
     return 0

@@ -25,9 +25,11 @@ Every process goes through one ``Runner`` callable, which tests replace.
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import shutil
+import signal
 import subprocess
 import tempfile
 import threading
@@ -37,10 +39,11 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from .compiler import macro_satisfied, parse_macro_dump
-from .errors import CompilerError
+from .errors import CompilerError, InputError
 from .tables import DATA_DIR, PROBES_DIR, Table
 
-__all__ = ["ProcResult", "Runner", "run_process", "Session", "Outcome", "probe_features", "diagnose"]
+__all__ = ["ProcResult", "Runner", "run_process", "Session", "Outcome", "probe_features", "diagnose",
+           "timeout_from_env", "describe_status"]
 
 DEFAULT_TIMEOUT = 120.0
 
@@ -55,26 +58,77 @@ Runner = Callable[[Sequence[str], float], ProcResult]
 
 
 def run_process(argv: Sequence[str], timeout: float) -> ProcResult:
-    """Run one compiler process: no shell, C locale, merged output, bounded time."""
+    """Run one compiler process: no shell, C locale, merged output, bounded time.
+
+    The compiler gets a session (process group) of its own, so a timeout or an
+    interrupt ends its children (``cc1``, a launcher's compiler) too.
+    """
     env = dict(os.environ, LC_ALL="C", LANG="C", LANGUAGE="C")
     env.pop("CCACHE_DISABLE", None)
     try:
-        proc = subprocess.run(
+        proc = subprocess.Popen(
             list(argv), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT, timeout=timeout, env=env, check=False,
+            stderr=subprocess.STDOUT, env=env, start_new_session=True,
         )
     except FileNotFoundError as exc:
         raise CompilerError(f"compiler not found: '{argv[0]}' ({exc.strerror}); set CC or pass --cc") from exc
     except PermissionError as exc:
         raise CompilerError(f"compiler '{argv[0]}' is not executable ({exc.strerror})") from exc
+    except OSError as exc:
+        raise CompilerError(f"cannot run compiler '{argv[0]}': {exc.strerror or exc}; "
+                            "check that it is a program for this machine") from exc
+    try:
+        out, _ = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired as exc:
+        _kill(proc)
         raise CompilerError(
             f"compiler '{argv[0]}' did not finish within {timeout:g} s; "
             "check that it works, or raise CCOPT_PROBE_TIMEOUT"
         ) from exc
-    except OSError as exc:
-        raise CompilerError(f"cannot run compiler '{argv[0]}': {exc}") from exc
-    return ProcResult(proc.returncode, proc.stdout.decode("utf-8", errors="replace"))
+    except BaseException:
+        _kill(proc)
+        raise
+    return ProcResult(proc.returncode, out.decode("utf-8", errors="replace"))
+
+
+def _kill(proc: subprocess.Popen[bytes]) -> None:
+    """Kill the compiler's whole process group, then reap it."""
+    try:
+        if hasattr(os, "killpg"):
+            os.killpg(proc.pid, signal.SIGKILL)
+        else:  # pragma: no cover - Windows has no process groups of this kind
+            proc.kill()
+    except OSError:
+        pass
+    if proc.stdout is not None:
+        proc.stdout.close()
+    proc.wait()
+
+
+def timeout_from_env() -> float:
+    """``CCOPT_PROBE_TIMEOUT`` (seconds per compiler process), or the default."""
+    text = os.environ.get("CCOPT_PROBE_TIMEOUT", "").strip()
+    if not text:
+        return DEFAULT_TIMEOUT
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value > 0):
+        raise InputError(f"CCOPT_PROBE_TIMEOUT: '{text[:40]}' is not a positive, finite number of seconds; "
+                         f"unset it to use the default ({DEFAULT_TIMEOUT:g})")
+    return value
+
+
+def describe_status(returncode: int) -> str:
+    """``exit status 1``, or ``killed by signal SIGSEGV`` for a negative return code."""
+    if returncode >= 0:
+        return f"exit status {returncode}"
+    try:
+        name = signal.Signals(-returncode).name
+    except ValueError:
+        name = str(-returncode)
+    return f"killed by signal {name}"
 
 
 @dataclass(frozen=True)
@@ -148,8 +202,7 @@ def diagnose(
         else:
             diag.unattributed.append(reason)
     if diag.bad and not diag.attributed and not diag.unattributed:
-        killed = " (killed by a signal)" if returncode < 0 else ""
-        diag.unattributed.append(f"compiler exited with status {returncode}{killed}")
+        diag.unattributed.append(f"compiler failed without a message ({describe_status(returncode)})")
     return diag
 
 
@@ -166,7 +219,7 @@ class Session:
         self.lang = lang
         self.driver = driver
         self.runner: Runner = runner or run_process
-        self.timeout = timeout or float(os.environ.get("CCOPT_PROBE_TIMEOUT", DEFAULT_TIMEOUT))
+        self.timeout = timeout or timeout_from_env()
         self.processes = 0
         self._lock = threading.Lock()
         self._tmp = Path(tempfile.mkdtemp(prefix="ccopt-"))
@@ -229,7 +282,7 @@ class Session:
             first = next((ln for ln in self.clean(res.output).splitlines() if ln.strip()), "")
             raise CompilerError(
                 f"compiler '{' '.join(self.command)}' cannot compile a trivial C file"
-                f" (exit status {res.returncode}){': ' + first if first else ''}"
+                f" ({describe_status(res.returncode)}){': ' + first if first else ''}"
             )
 
 

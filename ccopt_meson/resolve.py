@@ -31,7 +31,9 @@ class Token:
 
 
 def _show(text: str) -> str:
-    return text if len(text) <= 40 else text[:37] + "..."
+    """A user's text, shortened and with control characters escaped, for a one-line message."""
+    text = text if len(text) <= 40 else text[:37] + "..."
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
 def tokenize(text: str, option: str) -> list[Token]:

@@ -12,14 +12,16 @@ import platform
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import cache
 from .compiler import Compiler, binary_identity, identify_id, machine_from_macros, macro_satisfied, version_from_macros
 from .errors import CompilerError, InputError
-from .probe import Outcome, Runner, Session, describe_status, probe_features
 from .resolve import Token, evaluate, render, resolve, tokenize, uses
 from .tables import Table, compiler_spec, data_digest, family_of, machines, table_for
+
+if TYPE_CHECKING:  # the probe stage (subprocess, threads, tempfiles) is imported on a cache miss only
+    from .probe import Outcome, Runner, Session
 
 __all__ = ["Request", "detect", "flush", "read", "DEFAULT_BASELINE", "DEFAULT_DISPATCH", "host_machine_name"]
 
@@ -87,6 +89,8 @@ def _key(req: Request, base: list[Token], disp: list[Token]) -> str:
 
 
 def _identify(session: Session, req: Request) -> Compiler:
+    from .probe import describe_status
+
     macros, res = session.dump_macros([])
     if macros is None:
         if session.driver.get("macro_dump"):
@@ -192,6 +196,8 @@ def detect(req: Request, build_dir: str | os.PathLike[str] | None = None, flush_
             hit["probes"] = 0
             return hit
     spec_driver = compiler_spec(req.compiler_id or "gcc").driver
+    from .probe import Session, probe_features
+
     with Session(req.command, req.args, req.lang, spec_driver, runner) as session:
         cc = _identify(session, req)
         session.driver = compiler_spec(cc.id).driver

@@ -16,7 +16,6 @@ import hashlib
 import json
 import os
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -95,6 +94,8 @@ def atomic_write(path: Path, text: str) -> bool:
         pass
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
+        import tempfile  # only writers need it; a cache hit stays lean
+
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     except OSError as exc:
         raise CacheError(f"cannot write {path}: {exc.strerror}; check that the build directory is writable") from exc

@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -382,11 +383,13 @@ def normalize_flags(flags: Sequence[str], conflicts: Sequence[Mapping[str, Any]]
 @functools.cache
 def data_digest() -> str:
     """sha256 over every table, schema and probe source: part of the cache key."""
+    root = str(DATA_DIR)
+    files = sorted(
+        (os.path.relpath(os.path.join(top, name), root).replace(os.sep, "/"), os.path.join(top, name))
+        for top, _, names in os.walk(root) for name in names if name.endswith((".json", ".c", ".h"))
+    )
     h = hashlib.sha256()
-    for path in sorted(DATA_DIR.rglob("*")):
-        if path.is_file() and path.suffix in (".json", ".c", ".h"):
-            h.update(path.relative_to(DATA_DIR).as_posix().encode())
-            h.update(b"\0")
-            h.update(path.read_bytes())
-            h.update(b"\0")
+    for rel, full in files:  # os.walk and open: this runs on every cache hit, so no pathlib
+        with open(full, "rb") as fh:
+            h.update(rel.encode() + b"\0" + fh.read() + b"\0")
     return h.hexdigest()

@@ -266,7 +266,11 @@ class Session:
         obj = self._next(str(self.driver["obj_suffix"]))
         out = [part.replace("{out}", str(obj)) for part in self.driver["output"]]
         lang = self.driver["lang"][self.lang]
-        return self.run([*flags, *self.driver["compile"], *lang, str(source), *out])
+        res = self.run([*flags, *self.driver["compile"], *lang, str(source), *out])
+        if res.returncode == 0 and not obj.exists():
+            # a "compiler" that succeeds without compiling (e.g. `true`) must not pass every probe
+            return ProcResult(1, res.output + f"{self.command[0]}: error: exited 0 but wrote no object file\n")
+        return res
 
     def write_unit(self, probes: Iterable[Path]) -> Path:
         src = self._next(".c")

@@ -92,6 +92,7 @@ class FakeCompiler:
             out += ("In file included from /usr/lib/gcc/x86_64-linux-gnu/12/include/immintrin.h:5,\n"
                     "/usr/lib/gcc/x86_64-linux-gnu/12/include/avx512erintrin.h:55:3: warning: "
                     "'__W' is used uninitialized\n")
+        Path(argv[argv.index("-o") + 1]).write_bytes(b"")  # the object file a real compiler writes
         return ProcResult(0, out)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, Callable
 
 import pytest
@@ -87,3 +88,19 @@ def test_diagnose_classifies_lines() -> None:
     assert d.bad and d.unattributed
     d = diagnose("", -11, owners, {})
     assert d.bad and "signal" in d.unattributed[0]
+
+
+def test_a_compiler_that_writes_nothing_is_an_error(fake: Callable[..., Any]) -> None:
+    """Like `true`: exit 0 without an object file must not make every feature "supported"."""
+    from ccopt_meson.probe import ProcResult
+
+    cc = fake()
+
+    def lazy(argv: Any, timeout: float) -> ProcResult:
+        res: ProcResult = cc(argv, timeout)
+        if "-o" in argv:
+            Path(argv[argv.index("-o") + 1]).unlink()
+        return res
+
+    with pytest.raises(CompilerError, match="cannot compile a trivial C file.*exited 0 but wrote no object file"):
+        run(lazy)

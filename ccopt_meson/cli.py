@@ -164,13 +164,16 @@ def cmd_explain(ns: argparse.Namespace) -> int:
 
 
 def cmd_features(ns: argparse.Namespace) -> int:
-    from .tables import machine_by_name, table_for
+    from .tables import compilers_data, machine_by_name, table_for
 
-    machine = ns.arch or api.host_machine_name()
-    table = table_for(machine_by_name(machine).name, ns.compiler_id)
-    rows: dict[str, dict[str, Any]] = {n: {"interest": f.interest, "implies": list(f.implies), "flags": list(f.flags),
-                "closure_flags": table.flags_for([n]), "group": list(f.group),
-                "disabled": f.disabled} for n, f in table.features.items()}
+    machine = machine_by_name(ns.arch or api.host_machine_name()).name
+    table = table_for(machine, ns.compiler_id)
+    others = {cid: table_for(machine, cid) for cid in compilers_data()["compilers"]}
+    rows: dict[str, dict[str, Any]] = {
+        n: {"interest": f.interest, "implies": list(f.implies), "flags": list(f.flags),
+            "closure_flags": table.flags_for([n]), "group": list(f.group), "disabled": f.disabled,
+            "flags_by_compiler": {c: None if t.get(n).disabled else list(t.get(n).flags) for c, t in others.items()}}
+        for n, f in table.features.items()}
     if ns.json:
         _print_json({"arch": machine, "compiler_id": ns.compiler_id, "min": list(table.machine.min), "features": rows})
         return 0

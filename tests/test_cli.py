@@ -62,6 +62,7 @@ def test_features_lists_table(capsys: Any) -> None:
     doc = json.loads(capsys.readouterr().out)
     assert doc["min"] == ["NEON", "NEON_FP16", "NEON_VFPV4", "ASIMD"]
     assert doc["features"]["ASIMDDP"]["flags"] == ["-march=armv8.2-a+dotprod"]
+    assert doc["features"]["ASIMDDP"]["flags_by_compiler"]["msvc"] is None  # a table entry with a reason
 
 
 def test_explain(gcc: str, capsys: Any) -> None:

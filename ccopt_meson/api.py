@@ -18,7 +18,7 @@ from . import cache
 from .compiler import Compiler, binary_identity, identify_id, machine_from_macros, macro_satisfied, version_from_macros
 from .errors import CompilerError, InputError
 from .resolve import Token, evaluate, render, resolve, tokenize, uses
-from .tables import Table, compiler_spec, data_digest, family_of, machines, table_for
+from .tables import Table, compiler_spec, compilers_data, data_digest, family_of, machines, table_for
 
 if TYPE_CHECKING:  # the probe stage (subprocess, threads, tempfiles) is imported on a cache miss only
     from .probe import Outcome, Runner, Session
@@ -27,9 +27,6 @@ __all__ = ["Request", "detect", "flush", "read", "DEFAULT_BASELINE", "DEFAULT_DI
 
 DEFAULT_BASELINE = "min"
 DEFAULT_DISPATCH = "max"
-# Flags with which the user already chose a target CPU: their features join the baseline
-# ("detect"), as numpy's Meson build does for -march/-mcpu/-x/QxHost in c_args.
-_ARCH_ARG = re.compile(r"^(-march=|-mcpu=|-x[A-Z]|/QxHost|/arch:|-xHost)")
 
 
 @dataclass(frozen=True)
@@ -70,7 +67,9 @@ def _tokens(req: Request) -> tuple[list[Token], list[Token]]:
                     f"which turns every CPU feature off; unset one of the two"
                 )
         return [], []
-    if any(_ARCH_ARG.match(a) for a in req.args) and not uses(base, "DETECT"):
+    # the user's own -march/-mcpu/... already picked a CPU: its features join the baseline
+    picked = compilers_data()["arch_selecting_args"]["patterns"]
+    if any(re.search(p, a) for p in picked for a in req.args) and not uses(base, "DETECT"):
         base = [*base, Token("+", "DETECT")]
     return base, disp
 

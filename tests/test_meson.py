@@ -6,13 +6,13 @@ the ones whose source lies in the helper's scratch directory (``/ccopt-*/p<N>.c`
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import shutil
 import subprocess
 import sys
 import tarfile
-import hashlib
 from pathlib import Path
 
 import pytest

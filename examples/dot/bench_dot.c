@@ -1,20 +1,34 @@
-/* Throughput of every compiled dot() version this CPU runs, and the cost of the
- * dispatched call against a direct one.  Prints one JSON object. */
+/* Throughput of every compiled dot() and poly_sum() version this CPU runs, and the
+ * cost of the dispatched call against a direct one.  Prints one JSON object.
+ *
+ * Each figure is the best of ROUNDS timings, and the rounds take the versions in
+ * turn, so that a burst of load from another process hits them all alike rather
+ * than all the rounds of one version. */
 #define _POSIX_C_SOURCE 199309L
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 
 #include "dot.h"
-#include "dot.dispatch.h"
-
-CCOPT_DISPATCH_DECLARE(float, dot, (const float *a, const float *b, size_t n))
-CCOPT_DISPATCH_DECLARE(const char *, dot_kernel, (void))
 
 #define N 4096
-static float a[N], b[N];
+#define ROUNDS 7
+#define MAX_VERSIONS 32
+
+typedef float (*dot_fn)(const float *, const float *, size_t);
+typedef float (*poly_fn)(const float *, size_t);
+
+struct version {
+    const char *target, *kernel;
+    dot_fn dot;
+    poly_fn poly;
+    double best_ns;
+};
+
+static float a[N], b[N], x[N];
 static volatile float sink;
-static int first = 1;
+static struct version dots[MAX_VERSIONS], polys[MAX_VERSIONS];
+static int ndots, npolys;
 
 static double now(void)
 {
@@ -23,49 +37,108 @@ static double now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-static double best_ns(float (*fn)(const float *, const float *, size_t), size_t n, long reps)
+/* ns per call of one timing: `reps` calls of v's function on n elements */
+static double time_ns(const struct version *v, size_t n, long reps)
 {
-    double best = 1e30;
-    int round;
-    for (round = 0; round < 5; round++) {
-        long r;
-        double t0 = now(), dt;
-        for (r = 0; r < reps; r++) sink = fn(a, b, n);
-        dt = (now() - t0) / (double)reps * 1e9;
-        if (dt < best) best = dt;
+    long r;
+    double t0 = now();
+    if (v->dot)
+        for (r = 0; r < reps; r++) sink = v->dot(a, b, n);
+    else
+        for (r = 0; r < reps; r++) sink = v->poly(x, n);
+    return (now() - t0) / (double)reps * 1e9;
+}
+
+static void best_of_rounds(struct version *vs, int count, size_t n, long reps)
+{
+    int round, i;
+    for (i = 0; i < count; i++) vs[i].best_ns = 1e30;
+    for (round = 0; round < ROUNDS; round++)
+        for (i = 0; i < count; i++) {
+            double ns = time_ns(&vs[i], n, reps);
+            if (ns < vs[i].best_ns) vs[i].best_ns = ns;
+        }
+}
+
+static void add(struct version *vs, int *count, const char *target, const char *kernel, dot_fn d, poly_fn p)
+{
+    if (*count < MAX_VERSIONS) {
+        struct version v;
+        v.target = target;
+        v.kernel = kernel;
+        v.dot = d;
+        v.poly = p;
+        v.best_ns = 0.0;
+        vs[(*count)++] = v;
     }
-    return best;
 }
 
-static void report(const char *target, float (*fn)(const float *, const float *, size_t), const char *kernel)
+/* flops per element: dot 2 (multiply, add); poly 2 per Horner step */
+static void print_versions(const struct version *vs, int count, double flops_per_element, const char *indent)
 {
-    double ns = best_ns(fn, N, 20000);
-    printf("%s\n    {\"target\": \"%s\", \"kernel\": \"%s\", \"ns_per_call\": %.1f, \"gflops\": %.2f}",
-           first ? "" : ",", target, kernel, ns, 2.0 * N / ns);
-    first = 0;
+    int i;
+    for (i = 0; i < count; i++)
+        printf("%s\n%s{\"target\": \"%s\", \"kernel\": \"%s\", \"ns_per_call\": %.1f, \"gflops\": %.2f}",
+               i ? "," : "", indent, vs[i].target, vs[i].kernel, vs[i].best_ns,
+               flops_per_element * N / vs[i].best_ns);
 }
 
-#define BENCH_CB(CHECK, TARGET, ...) \
-    if (CHECK) report(#TARGET, CCOPT__CAT(dot, TARGET), CCOPT__CAT(dot_kernel, TARGET)());
+/* The dispatch macros use the dispatch header included last: one section per kernel. */
+#include "dot.dispatch.h"
+CCOPT_DISPATCH_DECLARE(float, dot, (const float *a, const float *b, size_t n))
+CCOPT_DISPATCH_DECLARE(const char *, dot_kernel, (void))
+
+#define ADD_DOT_CB(CHECK, TARGET, ...) \
+    if (CHECK) add(dots, &ndots, #TARGET, CCOPT__CAT(dot_kernel, TARGET)(), CCOPT__CAT(dot, TARGET), 0);
+
+static void bench_dot_versions(void)
+{
+    struct version calls[2];
+    CCOPT_DISPATCH_FOREACH(ADD_DOT_CB, 0)
+#if CCOPT_DISPATCH_HAS_BASELINE
+    add(dots, &ndots, "BASELINE", dot_kernel_BASELINE(), dot_BASELINE, 0);
+#endif
+    best_of_rounds(dots, ndots, N, 20000);
+    printf("{\"n\": %d, \"picked\": \"%s\", \"targets\": [", N, dot_target());
+    print_versions(dots, ndots, 2.0, "    ");
+    /* the cost of the dispatcher: a short call, direct to the picked version and through dot() */
+    calls[0].dot = CCOPT_DISPATCH_PICK(dot);
+    calls[1].dot = dot;
+    calls[0].poly = calls[1].poly = 0;
+    best_of_rounds(calls, 2, 8, 2000000);
+    printf("\n  ],\n  \"call_ns_direct\": %.2f, \"call_ns_dispatched\": %.2f,\n", calls[0].best_ns, calls[1].best_ns);
+}
+
+#include "poly.dispatch.h"
+CCOPT_DISPATCH_DECLARE(float, poly_sum, (const float *x, size_t n))
+CCOPT_DISPATCH_DECLARE(const char *, poly_kernel, (void))
+
+#define ADD_POLY_CB(CHECK, TARGET, ...) \
+    if (CHECK) add(polys, &npolys, #TARGET, CCOPT__CAT(poly_kernel, TARGET)(), 0, CCOPT__CAT(poly_sum, TARGET));
+
+static void bench_poly_versions(void)
+{
+    CCOPT_DISPATCH_FOREACH(ADD_POLY_CB, 0)
+#if CCOPT_DISPATCH_HAS_BASELINE
+    add(polys, &npolys, "BASELINE", poly_kernel_BASELINE(), 0, poly_sum_BASELINE);
+#endif
+    best_of_rounds(polys, npolys, N, 2000);
+    printf("  \"poly\": {\"n\": %d, \"degree\": %d, \"picked\": \"%s\", \"targets\": [", N, POLY_DEGREE,
+           poly_target());
+    print_versions(polys, npolys, 2.0 * POLY_DEGREE, "      ");
+    printf("\n    ]}\n}\n");
+}
 
 int main(void)
 {
     int i;
-    double direct, dispatched;
-    float (*picked)(const float *, const float *, size_t);
     ccopt_cpu_init();
     for (i = 0; i < N; i++) {
         a[i] = (float)(i % 7) * 0.5f;
         b[i] = (float)(i % 5) * 0.25f;
+        x[i] = (float)((i * 37) % 201 - 100) * 0.01f; /* [-1, 1] */
     }
-    printf("{\"n\": %d, \"picked\": \"%s\", \"targets\": [", N, dot_target());
-    CCOPT_DISPATCH_FOREACH(BENCH_CB, 0)
-#if CCOPT_DISPATCH_HAS_BASELINE
-    report("BASELINE", dot_BASELINE, dot_kernel_BASELINE());
-#endif
-    picked = CCOPT_DISPATCH_PICK(dot);
-    direct = best_ns(picked, 8, 20000000);
-    dispatched = best_ns(dot, 8, 20000000);
-    printf("\n  ],\n  \"call_ns_direct\": %.2f, \"call_ns_dispatched\": %.2f}\n", direct, dispatched);
+    bench_dot_versions();
+    bench_poly_versions();
     return 0;
 }

@@ -6,4 +6,16 @@
 float dot(const float *a, const float *b, size_t n);
 /* The name of the target dot() runs ("AVX512_SKX", "X86_V3", ..., "BASELINE"). */
 const char *dot_target(void);
+
+/* p(x) = c0 + c1 x + ... + c16 x^16 with ck = 1/k! (exp(x) to float precision on [-1, 1]),
+ * coefficients c0 first: the polynomial poly_sum() evaluates. */
+#define POLY_DEGREE 16
+#define POLY_COEFFS {1.0f, 1.0f, 5.0e-1f, 1.6666667e-1f, 4.1666668e-2f, 8.3333338e-3f, 1.3888889e-3f, \
+    1.9841270e-4f, 2.4801587e-5f, 2.7557319e-6f, 2.7557319e-7f, 2.5052108e-8f, 2.0876757e-9f,       \
+    1.6059044e-10f, 1.1470746e-11f, 7.6471637e-13f, 4.7794773e-14f}
+/* The dispatched sum of p(x[i]) over i < n, by Horner's rule: a compute-bound kernel,
+ * the best version for the running CPU. */
+float poly_sum(const float *x, size_t n);
+/* The name of the target poly_sum() runs. */
+const char *poly_target(void);
 #endif

@@ -1,0 +1,5 @@
+from __future__ import annotations
+
+from .run import main
+
+raise SystemExit(main())

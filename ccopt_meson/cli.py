@@ -263,10 +263,9 @@ def _configure_parser(p: argparse.ArgumentParser) -> None:
 
 
 def _targets_parser(p: argparse.ArgumentParser) -> None:
-    p.add_argument("source", help="a dispatch source with a @targets statement")
+    p.add_argument("sources", nargs="+", metavar="SOURCE", help="dispatch sources with a @targets statement")
     p.add_argument("--feature-file", required=True, help="the feature file written at configure time")
     p.add_argument("--output-dir", help="where <source>.h goes (default: the Meson build dir of the caller)")
-    p.add_argument("--lang", choices=("c", "cpp"), default=None)
 
 
 Command = tuple[str, Callable[[argparse.ArgumentParser], None], Callable[[argparse.Namespace], int]]

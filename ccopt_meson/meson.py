@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -82,15 +83,32 @@ def configure(ns: argparse.Namespace) -> int:
     return 0
 
 
+def _library_name(source: str, target: str, taken: set[str]) -> str:
+    """``dot.dispatch.c`` + ``AVX2`` -> ``dot_dispatch_c_AVX2`` (Meson's underscorify), unique."""
+    path = Path(source)
+    stem = re.sub(r"[^A-Za-z0-9_]", "_", path.name)
+    name = f"{stem}_{target}"
+    if name in taken:  # same file name in two directories
+        name = f"{re.sub(r'[^A-Za-z0-9_]', '_', path.parent.name)}_{name}"
+    taken.add(name)
+    return name
+
+
 def targets(ns: argparse.Namespace) -> int:
-    """Targets of one dispatch source: ``NAME<TAB>args`` lines; writes ``<source>.h``."""
+    """Targets of dispatch sources: ``LIBRARY<TAB>SOURCE<TAB>args`` lines; writes each ``<source>.h``.
+
+    One process for all sources of a project: every helper start costs a Python start-up
+    on every (re)configure.
+    """
     doc = _read_feature_file(Path(ns.feature_file))
-    st = dispatch.parse_file(ns.source)
-    chosen = dispatch.select(st, doc)
     out_dir = Path(ns.output_dir) if ns.output_dir else _caller_build_dir()
-    emit.write_if_changed(out_dir / emit.header_name(ns.source), emit.dispatch_header(ns.source, chosen))
-    for t in chosen:
-        sys.stdout.write(f"{t.name}\t{' '.join(t.args)}\n")
+    lines: list[str] = []
+    taken: set[str] = set()
+    for source in ns.sources:
+        chosen = dispatch.select(dispatch.parse_file(source), doc)
+        emit.write_if_changed(out_dir / emit.header_name(source), emit.dispatch_header(source, chosen))
+        lines += [f"{_library_name(source, t.name, taken)}\t{source}\t{' '.join(t.args)}\n" for t in chosen]
+    sys.stdout.write("".join(lines))
     return 0
 
 

@@ -1,5 +1,11 @@
-#!/usr/bin/env python3
-"""Run ccopt-meson from a source checkout (what meson.build calls; no install needed)."""
+#!/usr/bin/python3 -S
+"""Run ccopt-meson from a source checkout (what meson.build calls; no install needed).
+
+This file is deliberately not executable: Meson then reads the shebang and runs it with
+its own Python (any interpreter named python3 is replaced by Meson's), passing -S, so no
+site-packages are scanned at start-up (the helper needs only the standard library).  That
+start-up runs on every configure and regeneration, so it is kept as short as possible.
+"""
 import os
 import sys
 

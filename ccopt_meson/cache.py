@@ -48,7 +48,8 @@ def make_key(factors: Mapping[str, Any]) -> str:
 
 def _digest(doc: Mapping[str, Any]) -> str:
     body = {k: v for k, v in doc.items() if k not in ("content_digest", "cache", "probes")}
-    return hashlib.sha256(dumps(body).encode()).hexdigest()
+    # compact separators keep json's C encoder (indent= falls back to pure Python): this runs on every hit
+    return hashlib.sha256(json.dumps(body, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
 
 
 def content_ok(doc: Mapping[str, Any]) -> bool:

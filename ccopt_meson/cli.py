@@ -281,7 +281,17 @@ COMMANDS: dict[str, Command] = {
 }
 
 
+class _Formatter(argparse.HelpFormatter):
+    def __init__(self, prog: str) -> None:
+        # a fixed width: the default asks shutil for the terminal size, an import on every run
+        super().__init__(prog, width=int(os.environ.get("COLUMNS", "100")))
+
+
 class _Parser(argparse.ArgumentParser):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", _Formatter)
+        super().__init__(*args, **kwargs)
+
     def error(self, message: str) -> Any:
         if "invalid choice" in message and "command" in message:
             word = message.split("'")[1] if "'" in message else ""

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 from dataclasses import dataclass
 from typing import Mapping, Sequence
 
@@ -103,6 +102,21 @@ def _program_prefix(command: Sequence[str]) -> list[str]:
     return progs or list(command[:1])
 
 
+def _which(prog: str) -> str | None:
+    """``shutil.which`` without importing shutil on the cache-hit path (POSIX)."""
+    if os.name == "nt":
+        import shutil
+
+        return shutil.which(prog)
+    if os.sep in prog:
+        return prog if os.access(prog, os.X_OK) else None
+    for folder in os.environ.get("PATH", os.defpath).split(os.pathsep):
+        cand = os.path.join(folder or ".", prog)
+        if os.path.isfile(cand) and os.access(cand, os.X_OK):
+            return cand
+    return None
+
+
 def binary_identity(command: Sequence[str]) -> list[list[object]]:
     """Resolved path, size and mtime of each program in the command.
 
@@ -112,7 +126,7 @@ def binary_identity(command: Sequence[str]) -> list[list[object]]:
     """
     out: list[list[object]] = []
     for prog in _program_prefix(command):
-        found = shutil.which(prog) or prog
+        found = _which(prog) or prog
         real = os.path.realpath(found)
         try:
             st = os.stat(real)

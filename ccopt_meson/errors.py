@@ -6,7 +6,6 @@ as a single line, which Meson shows verbatim as the configure error.
 
 from __future__ import annotations
 
-import difflib
 from typing import Iterable
 
 __all__ = [
@@ -47,6 +46,8 @@ class DispatchSourceError(InputError):
 def did_you_mean(word: str, choices: Iterable[str]) -> str:
     """Return ``" (did you mean 'X'?)"`` for close matches, or an empty string."""
     pool = sorted(set(choices))
+    import difflib  # only error paths need it
+
     matches = difflib.get_close_matches(word.upper(), pool, n=3, cutoff=0.6)
     if not matches:
         return ""

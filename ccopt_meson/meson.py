@@ -19,8 +19,6 @@ from __future__ import annotations
 import argparse
 import os
 import re
-import shutil
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any, Sequence
@@ -127,6 +125,8 @@ def _read_feature_file(path: Path) -> dict[str, Any]:
 
 
 def _meson_command() -> list[str]:
+    import shutil
+
     found = shutil.which("meson")
     return [found] if found else [sys.executable, "-m", "mesonbuild.mesonmain"]
 
@@ -139,4 +139,6 @@ def run_setup(args: Sequence[str]) -> int:
             cache.flush(cand)
     # Meson's own configure run sees CCOPT_FLUSH too, on every OS (no /proc needed).
     env = dict(os.environ, CCOPT_FLUSH="1") if any(a in FLUSH_FLAGS for a in args) else None
+    import subprocess
+
     return subprocess.call([*_meson_command(), "setup", *args], env=env)

@@ -17,7 +17,7 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence, TypeVar
 
 from .errors import InputError, TableError, did_you_mean
 
@@ -159,10 +159,32 @@ def validate_schema(value: Any, schema: Mapping[str, Any], defs: Mapping[str, An
 
 @functools.cache
 def _raw_family(family: str) -> Mapping[str, Any]:
+    return _read_json(FEATURES_DIR / f"{family}.json")  # type: ignore[no-any-return]
+
+
+def validate_family(family: str) -> None:
+    """Check one table against ``data/schema.json`` (the tests do it for every table)."""
     schema = _read_json(DATA_DIR / "schema.json")
-    raw = _read_json(FEATURES_DIR / f"{family}.json")
-    validate_schema(raw, schema, schema["definitions"], f"{family}.json")
-    return raw  # type: ignore[no-any-return]
+    validate_schema(_raw_family(family), schema, schema["definitions"], f"{family}.json")
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _checked(fn: F) -> F:
+    """Loading skips the schema check (it runs on every configure); a malformed table still
+    ends in a TableError that names the problem, never in a KeyError traceback."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except (KeyError, TypeError, AttributeError, IndexError) as exc:
+            for fam in families():
+                validate_family(fam)
+            raise TableError(f"the feature tables are inconsistent: {exc!r}") from exc
+
+    return wrapper  # type: ignore[return-value]
 
 
 @functools.cache
@@ -171,6 +193,7 @@ def families() -> tuple[str, ...]:
 
 
 @functools.cache
+@_checked
 def machines() -> tuple[Machine, ...]:
     """Every machine of every family, in detection order."""
     out = []
@@ -200,6 +223,7 @@ def machine_by_name(name: str) -> Machine:
 
 
 @functools.cache
+@_checked
 def all_feature_names() -> Mapping[str, str]:
     """Feature (and extra check) name -> family, over every table."""
     out: dict[str, str] = {}
@@ -284,12 +308,20 @@ class Table:
     extra_checks: Mapping[str, ExtraCheck]
     native_flags: tuple[str, ...]
     conflicts: tuple[Mapping[str, Any], ...]
+    _closures: dict[frozenset[str], frozenset[str]] = field(default_factory=dict, compare=False, repr=False)
 
     def get(self, name: str) -> Feature:
         return self.features[name]
 
     def closure(self, names: Iterable[str]) -> frozenset[str]:
         """The names plus everything they imply, transitively (cycles allowed)."""
+        key = frozenset(names)
+        hit = self._closures.get(key)
+        if hit is None:
+            hit = self._closures[key] = self._walk(key)
+        return hit
+
+    def _walk(self, names: frozenset[str]) -> frozenset[str]:
         seen: set[str] = set()
         todo = [n for n in names if n in self.features]
         while todo:
@@ -320,6 +352,7 @@ def table_for(machine: str, compiler_id: str) -> Table:
 
 
 @functools.cache
+@_checked
 def _table_for(machine_name: str, compiler_id: str) -> Table:
     machine = machine_by_name(machine_name)
     raw = _raw_family(machine.family)

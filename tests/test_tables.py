@@ -16,6 +16,7 @@ RECORDS = [(m, f["name"]) for m in tables.machines() for f in tables._raw_family
 
 @pytest.mark.parametrize("family", tables.families())
 def test_table_validates_against_schema(family: str) -> None:
+    tables.validate_family(family)
     assert tables._raw_family(family)["family"] == family
 
 
@@ -111,3 +112,13 @@ def test_schema_rejects_an_unknown_key() -> None:
     raw["features"][0]["flagz"] = []
     with pytest.raises(tables.TableError, match="unknown key 'flagz'"):
         tables.validate_schema(raw, schema, schema["definitions"], "s390x.json")
+
+
+def test_a_malformed_table_is_a_table_error_not_a_traceback(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(tables, "_raw_family", lambda family: {"family": family, "machines": [{"name": "x"}]})
+    tables.machines.cache_clear()
+    try:
+        with pytest.raises(tables.TableError, match="missing required key 'unsupported_styles'"):
+            tables.machines()
+    finally:
+        tables.machines.cache_clear()

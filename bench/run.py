@@ -184,9 +184,9 @@ def fmt_stat(fig: dict[str, Any]) -> str:
 def bench_env() -> dict[str, str]:
     """The environment of every measured process.
 
-    PATH starts with this interpreter's directory, so that ``#!/usr/bin/env python3``
-    (the Meson helper's shebang) starts the interpreter itself, not a launcher shim
-    (pyenv's are shell scripts that cost tens of ms per start).  PYTHONPATH makes the
+    PATH starts with this interpreter's directory, so that ``python3`` is the interpreter
+    itself, not a launcher shim (pyenv's are shell scripts that cost tens of ms per start).
+    Meson runs the helper with its own interpreter anyway.  PYTHONPATH makes the
     source checkout's ``ccopt_meson`` importable from any directory.
     """
     env = {k: v for k, v in os.environ.items() if k not in DROPPED_ENV}
@@ -596,6 +596,14 @@ def copy_repo(dest: Path) -> None:
             shutil.copytree(src, dest / part, ignore=shutil.ignore_patterns("__pycache__"))
         else:
             shutil.copy2(src, dest / part)
+    precompile(dest / "ccopt_meson")
+
+
+def precompile(package: Path) -> None:
+    """Write the bytecode a first run (or pip install) writes; PYTHONDONTWRITEBYTECODE may forbid it."""
+    import compileall
+
+    compileall.compile_dir(str(package), quiet=1)
 
 
 def make_ccopt_project(dest: Path) -> Path:
@@ -1017,6 +1025,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     out.mkdir(parents=True, exist_ok=True)
     venv: Path = (ns.venv or out / "venv-numpy").resolve()
     env = bench_env()
+    precompile(ROOT / "ccopt_meson")
     work = Path(tempfile.mkdtemp(prefix="ccopt-bench-"))
     b = Bench(reps=ns.reps, quick=ns.quick, out=out, work=work, env=env,
               meson=[sys.executable, "-m", "mesonbuild.mesonmain"], ninja=find_ninja(env))

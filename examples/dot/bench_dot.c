@@ -1,5 +1,6 @@
-/* Throughput of every compiled dot() and poly_sum() version this CPU runs, and the
- * cost of the dispatched call against a direct one.  Prints one JSON object.
+/* Throughput of every compiled dot(), poly_sum() and i8dot() version this CPU runs,
+ * and the cost of the dispatched call against a direct one.  Prints one JSON object;
+ * "gflops" of i8dot is integer operations, GOP/s (a multiply and an add per element).
  *
  * Each figure is the best of ROUNDS timings, and the rounds take the versions in
  * turn, so that a burst of load from another process hits them all alike rather
@@ -17,18 +18,22 @@
 
 typedef float (*dot_fn)(const float *, const float *, size_t);
 typedef float (*poly_fn)(const float *, size_t);
+typedef int32_t (*i8dot_fn)(const int8_t *, const int8_t *, size_t);
 
 struct version {
     const char *target, *kernel;
     dot_fn dot;
     poly_fn poly;
+    i8dot_fn i8;
     double best_ns;
 };
 
 static float a[N], b[N], x[N];
+static int8_t ia[N], ib[N];
 static volatile float sink;
-static struct version dots[MAX_VERSIONS], polys[MAX_VERSIONS];
-static int ndots, npolys;
+static volatile int32_t isink;
+static struct version dots[MAX_VERSIONS], polys[MAX_VERSIONS], i8dots[MAX_VERSIONS];
+static int ndots, npolys, ni8dots;
 
 static double now(void)
 {
@@ -44,6 +49,8 @@ static double time_ns(const struct version *v, size_t n, long reps)
     double t0 = now();
     if (v->dot)
         for (r = 0; r < reps; r++) sink = v->dot(a, b, n);
+    else if (v->i8)
+        for (r = 0; r < reps; r++) isink = v->i8(ia, ib, n);
     else
         for (r = 0; r < reps; r++) sink = v->poly(x, n);
     return (now() - t0) / (double)reps * 1e9;
@@ -60,7 +67,8 @@ static void best_of_rounds(struct version *vs, int count, size_t n, long reps)
         }
 }
 
-static void add(struct version *vs, int *count, const char *target, const char *kernel, dot_fn d, poly_fn p)
+static void add(struct version *vs, int *count, const char *target, const char *kernel, dot_fn d, poly_fn p,
+                i8dot_fn i8)
 {
     if (*count < MAX_VERSIONS) {
         struct version v;
@@ -68,12 +76,13 @@ static void add(struct version *vs, int *count, const char *target, const char *
         v.kernel = kernel;
         v.dot = d;
         v.poly = p;
+        v.i8 = i8;
         v.best_ns = 0.0;
         vs[(*count)++] = v;
     }
 }
 
-/* flops per element: dot 2 (multiply, add); poly 2 per Horner step */
+/* operations per element: dot 2 (multiply, add); poly 2 per Horner step; i8dot 2 (integer) */
 static void print_versions(const struct version *vs, int count, double flops_per_element, const char *indent)
 {
     int i;
@@ -89,14 +98,14 @@ CCOPT_DISPATCH_DECLARE(float, dot, (const float *a, const float *b, size_t n))
 CCOPT_DISPATCH_DECLARE(const char *, dot_kernel, (void))
 
 #define ADD_DOT_CB(CHECK, TARGET, ...) \
-    if (CHECK) add(dots, &ndots, #TARGET, CCOPT__CAT(dot_kernel, TARGET)(), CCOPT__CAT(dot, TARGET), 0);
+    if (CHECK) add(dots, &ndots, #TARGET, CCOPT__CAT(dot_kernel, TARGET)(), CCOPT__CAT(dot, TARGET), 0, 0);
 
 static void bench_dot_versions(void)
 {
     struct version calls[2];
     CCOPT_DISPATCH_FOREACH(ADD_DOT_CB, 0)
 #if CCOPT_DISPATCH_HAS_BASELINE
-    add(dots, &ndots, "BASELINE", dot_kernel_BASELINE(), dot_BASELINE, 0);
+    add(dots, &ndots, "BASELINE", dot_kernel_BASELINE(), dot_BASELINE, 0, 0);
 #endif
     best_of_rounds(dots, ndots, N, 20000);
     printf("{\"n\": %d, \"picked\": \"%s\", \"targets\": [", N, dot_target());
@@ -105,6 +114,7 @@ static void bench_dot_versions(void)
     calls[0].dot = CCOPT_DISPATCH_PICK(dot);
     calls[1].dot = dot;
     calls[0].poly = calls[1].poly = 0;
+    calls[0].i8 = calls[1].i8 = 0;
     best_of_rounds(calls, 2, 8, 2000000);
     printf("\n  ],\n  \"call_ns_direct\": %.2f, \"call_ns_dispatched\": %.2f,\n", calls[0].best_ns, calls[1].best_ns);
 }
@@ -114,18 +124,37 @@ CCOPT_DISPATCH_DECLARE(float, poly_sum, (const float *x, size_t n))
 CCOPT_DISPATCH_DECLARE(const char *, poly_kernel, (void))
 
 #define ADD_POLY_CB(CHECK, TARGET, ...) \
-    if (CHECK) add(polys, &npolys, #TARGET, CCOPT__CAT(poly_kernel, TARGET)(), 0, CCOPT__CAT(poly_sum, TARGET));
+    if (CHECK) add(polys, &npolys, #TARGET, CCOPT__CAT(poly_kernel, TARGET)(), 0, CCOPT__CAT(poly_sum, TARGET), 0);
 
 static void bench_poly_versions(void)
 {
     CCOPT_DISPATCH_FOREACH(ADD_POLY_CB, 0)
 #if CCOPT_DISPATCH_HAS_BASELINE
-    add(polys, &npolys, "BASELINE", poly_kernel_BASELINE(), 0, poly_sum_BASELINE);
+    add(polys, &npolys, "BASELINE", poly_kernel_BASELINE(), 0, poly_sum_BASELINE, 0);
 #endif
     best_of_rounds(polys, npolys, N, 2000);
     printf("  \"poly\": {\"n\": %d, \"degree\": %d, \"picked\": \"%s\", \"targets\": [", N, POLY_DEGREE,
            poly_target());
     print_versions(polys, npolys, 2.0 * POLY_DEGREE, "      ");
+    printf("\n    ]},\n");
+}
+
+#include "i8dot.dispatch.h"
+CCOPT_DISPATCH_DECLARE(int32_t, i8dot, (const int8_t *a, const int8_t *b, size_t n))
+CCOPT_DISPATCH_DECLARE(const char *, i8dot_kernel, (void))
+
+#define ADD_I8DOT_CB(CHECK, TARGET, ...) \
+    if (CHECK) add(i8dots, &ni8dots, #TARGET, CCOPT__CAT(i8dot_kernel, TARGET)(), 0, 0, CCOPT__CAT(i8dot, TARGET));
+
+static void bench_i8dot_versions(void)
+{
+    CCOPT_DISPATCH_FOREACH(ADD_I8DOT_CB, 0)
+#if CCOPT_DISPATCH_HAS_BASELINE
+    add(i8dots, &ni8dots, "BASELINE", i8dot_kernel_BASELINE(), 0, 0, i8dot_BASELINE);
+#endif
+    best_of_rounds(i8dots, ni8dots, N, 20000);
+    printf("  \"i8dot\": {\"n\": %d, \"picked\": \"%s\", \"targets\": [", N, i8dot_target());
+    print_versions(i8dots, ni8dots, 2.0, "      ");
     printf("\n    ]}\n}\n");
 }
 
@@ -137,8 +166,11 @@ int main(void)
         a[i] = (float)(i % 7) * 0.5f;
         b[i] = (float)(i % 5) * 0.25f;
         x[i] = (float)((i * 37) % 201 - 100) * 0.01f; /* [-1, 1] */
+        ia[i] = (int8_t)((i * 73 + 11) % 256 - 128); /* [-128, 127] */
+        ib[i] = (int8_t)((i * 151 + 7) % 255 - 127); /* [-127, 127]: i8dot's range for b */
     }
     bench_dot_versions();
     bench_poly_versions();
+    bench_i8dot_versions();
     return 0;
 }

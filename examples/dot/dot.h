@@ -1,6 +1,7 @@
 #ifndef DOT_H
 #define DOT_H
 #include <stddef.h>
+#include <stdint.h>
 
 /* The dispatched dot product: the best version for the running CPU. */
 float dot(const float *a, const float *b, size_t n);
@@ -18,4 +19,12 @@ const char *dot_target(void);
 float poly_sum(const float *x, size_t n);
 /* The name of the target poly_sum() runs. */
 const char *poly_target(void);
+
+/* The dispatched dot product of two int8 vectors, summed in int32 (modulo 2^32 past
+ * INT32_MAX; n <= 131072 never gets there): an integer compute-bound kernel, the best
+ * version for the running CPU.  Input range: b[i] in [-127, 127], a[i] any int8 (the
+ * x86 versions multiply |a| by b carrying a's sign, and keep pairs of products in int16). */
+int32_t i8dot(const int8_t *a, const int8_t *b, size_t n);
+/* The name of the target i8dot() runs. */
+const char *i8dot_target(void);
 #endif

@@ -191,8 +191,8 @@ def detect(req: Request, build_dir: str | os.PathLike[str] | None = None, flush_
     key = _key(req, base_tokens, disp_tokens)
     path = cache.cache_path(build_dir, req.lang) if build_dir is not None else None
     if path is not None:
-        if flush_first:
-            cache.flush(path.parent)
+        if flush_first:  # this language's file only: the other one may be fresh from this very run
+            cache.discard(path)
         hit = cache.load(path, key)
         if hit is not None:
             hit["cache"] = {"hit": True, "key": key}

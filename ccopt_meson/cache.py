@@ -131,13 +131,15 @@ def store(path: Path, doc: dict[str, Any]) -> None:
 
 def flush(build_dir: str | os.PathLike[str]) -> list[Path]:
     """Delete every cache file under ``build_dir`` (subprojects included); the next detection probes again."""
-    removed = []
-    for path in sorted(Path(build_dir).rglob(FILE_NAME.format(suffix="*"))):
-        try:
-            path.unlink()
-            removed.append(path)
-        except FileNotFoundError:
-            pass
-        except OSError as exc:
-            raise CacheError(f"cannot delete {path}: {exc.strerror}") from exc
-    return removed
+    return [p for p in sorted(Path(build_dir).rglob(FILE_NAME.format(suffix="*"))) if discard(p)]
+
+
+def discard(path: Path) -> bool:
+    """Delete one cache file; False if there was none."""
+    try:
+        path.unlink()
+        return True
+    except FileNotFoundError:
+        return False
+    except OSError as exc:
+        raise CacheError(f"cannot delete {path}: {exc.strerror}") from exc

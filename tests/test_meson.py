@@ -180,3 +180,14 @@ def test_older_meson_releases(tmp_path: Path, version: str) -> None:
     assert f"The Meson build system\nVersion: {version}" in out
     b.ninja()
     assert "dispatch picked:" in b.meson_cmd("test", "-C", str(b.dir), "-v")
+
+
+def test_c_and_cpp_probed_and_an_explicit_reconfigure_keeps_both(tmp_path: Path) -> None:
+    b = Build(tmp_path, project(tmp_path, "dot"))
+    b.meson_cmd("setup", "-Dccopt-meson:languages=c,cpp", str(b.dir))
+    probes = [line for line in b.log.read_text().splitlines() if PROBE.search(line)]
+    assert any("-x c++" in line for line in probes) and any("-x c " in line + " " for line in probes)
+    b.meson_cmd("setup", "--reconfigure", str(b.dir))
+    sub = b.dir / "subprojects" / "ccopt-meson"
+    assert (sub / "ccopt-features.json").is_file() and (sub / "ccopt-features-cpp.json").is_file()
+    b.ninja()

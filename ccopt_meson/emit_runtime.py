@@ -211,10 +211,13 @@ def _bit_list(bits: Iterable[int]) -> str:
 def _machine_data(m: Machine, ids: Mapping[str, int]) -> _MachineData:
     table = table_for(m.name, COMPILER_ID)
     data = _MachineData(m.name)
+    # A family with named levels (x86-64-v2..) reports the highest of those; any other family
+    # reports its highest usable feature in interest order (aarch64 ASIMDDP, ppc64le VSX3, ...).
+    named = any(_LEVEL.search(n) for n in table.features)
     for name, feat in table.features.items():
         closure = sorted(table.closure([name]) - {name}, key=ids.__getitem__)
         # x86-64-v2.. exist only for x86_64: on i386 the tables disable them, and no level is named.
-        level = bool(_LEVEL.search(name)) and feat.disabled is None
+        level = (bool(_LEVEL.search(name)) or not named) and feat.disabled is None
         data.add_feature(name, feat.runtime, closure, level)
     return data
 

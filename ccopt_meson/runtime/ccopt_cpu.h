@@ -76,9 +76,10 @@ CCOPT_CPU_API const char *ccopt_cpu_arch(void);
  * too small).  Returns the length of the whole text, as snprintf does. */
 CCOPT_CPU_API int ccopt_cpu_features_text(char *buf, size_t len);
 
-/* The highest usable microarchitecture level feature (CCOPT_CPU_X86_V2 ..
- * CCOPT_CPU_X86_V4 on x86_64), or -1 when none is usable or the architecture
- * has no levels. */
+/* The level of this CPU: on x86_64 the highest usable x86-64 psABI level
+ * (CCOPT_CPU_X86_V2 .. CCOPT_CPU_X86_V4); on other architectures the highest
+ * usable feature in interest order (e.g. CCOPT_CPU_ASIMDDP, CCOPT_CPU_VSX3);
+ * -1 when none is usable. */
 CCOPT_CPU_API int ccopt_cpu_level(void);
 
 /* Test seam: pretend the CPU and OS report exactly the features with

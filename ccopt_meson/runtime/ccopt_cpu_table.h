@@ -398,9 +398,16 @@ static const ccopt_cpu_recipe ccopt_cpu_recipes[] = {
     {CCOPT_CPU_ASIMDFHM, CCOPT_CPU_BASE_ASIMDFHM, 0, 0, 1, 0, 0, 0x0UL, 0x800000ULL, 0x0ULL, "hw.optional.arm.FEAT_FHM", 0, 20, 5}, /* ASIMDFHM: hwcap bit 23 */
     {CCOPT_CPU_SVE, CCOPT_CPU_BASE_SVE, 0, 0, 1, 0, 0, 0x0UL, 0x400000ULL, 0x0ULL, NULL, 0, 25, 5}, /* SVE: hwcap bit 22 */
 };
-#define CCOPT_CPU_NLEVELS 0
+#define CCOPT_CPU_NLEVELS 8
 static const int ccopt_cpu_levels[] = {
-    0, /* unused: CCOPT_CPU_NLEVELS is 0 */
+    CCOPT_CPU_NEON,
+    CCOPT_CPU_NEON_FP16,
+    CCOPT_CPU_NEON_VFPV4,
+    CCOPT_CPU_ASIMD,
+    CCOPT_CPU_ASIMDHP,
+    CCOPT_CPU_ASIMDDP,
+    CCOPT_CPU_ASIMDFHM,
+    CCOPT_CPU_SVE,
 };
 
 #elif (defined(__arm__) || defined(_M_ARM)) /* armhf */
@@ -442,9 +449,15 @@ static const ccopt_cpu_recipe ccopt_cpu_recipes[] = {
     {CCOPT_CPU_ASIMDFHM, CCOPT_CPU_BASE_ASIMDFHM, 0, 0, 1, 0, 0, 0x0UL, 0x2000000ULL, 0x0ULL, NULL, 0, 14, 5}, /* ASIMDFHM: hwcap bit 25 */
     {CCOPT_CPU_SVE, CCOPT_CPU_BASE_SVE, 0, 0, 0, 0, 0, 0x0UL, 0x0ULL, 0x0ULL, NULL, 0, 19, 5}, /* SVE */
 };
-#define CCOPT_CPU_NLEVELS 0
+#define CCOPT_CPU_NLEVELS 7
 static const int ccopt_cpu_levels[] = {
-    0, /* unused: CCOPT_CPU_NLEVELS is 0 */
+    CCOPT_CPU_NEON,
+    CCOPT_CPU_NEON_FP16,
+    CCOPT_CPU_NEON_VFPV4,
+    CCOPT_CPU_ASIMD,
+    CCOPT_CPU_ASIMDHP,
+    CCOPT_CPU_ASIMDDP,
+    CCOPT_CPU_ASIMDFHM,
 };
 
 #elif defined(__loongarch64) /* loongarch64 */
@@ -472,9 +485,10 @@ static const ccopt_cpu_recipe ccopt_cpu_recipes[] = {
     {CCOPT_CPU_LSX, CCOPT_CPU_BASE_LSX, 0, 0, 1, 0, 0, 0x0UL, 0x10ULL, 0x0ULL, NULL, 0, 0, 0}, /* LSX: hwcap bit 4 */
     {CCOPT_CPU_LASX, CCOPT_CPU_BASE_LASX, 0, 0, 1, 0, 0, 0x0UL, 0x20ULL, 0x0ULL, NULL, 0, 0, 1}, /* LASX: hwcap bit 5 */
 };
-#define CCOPT_CPU_NLEVELS 0
+#define CCOPT_CPU_NLEVELS 2
 static const int ccopt_cpu_levels[] = {
-    0, /* unused: CCOPT_CPU_NLEVELS is 0 */
+    CCOPT_CPU_LSX,
+    CCOPT_CPU_LASX,
 };
 
 #elif defined(__powerpc64__) && defined(__LITTLE_ENDIAN__) /* ppc64le */
@@ -507,9 +521,12 @@ static const ccopt_cpu_recipe ccopt_cpu_recipes[] = {
     {CCOPT_CPU_VSX3, CCOPT_CPU_BASE_VSX3, 0, 0, 1, 0, 0, 0x0UL, 0x0ULL, 0x800000ULL, NULL, 0, 2, 2}, /* VSX3: hwcap2 bit 23 */
     {CCOPT_CPU_VSX4, CCOPT_CPU_BASE_VSX4, 0, 0, 1, 0, 0, 0x0UL, 0x0ULL, 0x40000ULL, NULL, 0, 4, 3}, /* VSX4: hwcap2 bit 18 */
 };
-#define CCOPT_CPU_NLEVELS 0
+#define CCOPT_CPU_NLEVELS 4
 static const int ccopt_cpu_levels[] = {
-    0, /* unused: CCOPT_CPU_NLEVELS is 0 */
+    CCOPT_CPU_VSX,
+    CCOPT_CPU_VSX2,
+    CCOPT_CPU_VSX3,
+    CCOPT_CPU_VSX4,
 };
 
 #elif defined(__powerpc64__) /* ppc64 */
@@ -541,9 +558,12 @@ static const ccopt_cpu_recipe ccopt_cpu_recipes[] = {
     {CCOPT_CPU_VSX3, CCOPT_CPU_BASE_VSX3, 0, 0, 1, 0, 0, 0x0UL, 0x0ULL, 0x800000ULL, NULL, 0, 1, 2}, /* VSX3: hwcap2 bit 23 */
     {CCOPT_CPU_VSX4, CCOPT_CPU_BASE_VSX4, 0, 0, 1, 0, 0, 0x0UL, 0x0ULL, 0x40000ULL, NULL, 0, 3, 3}, /* VSX4: hwcap2 bit 18 */
 };
-#define CCOPT_CPU_NLEVELS 0
+#define CCOPT_CPU_NLEVELS 4
 static const int ccopt_cpu_levels[] = {
-    0, /* unused: CCOPT_CPU_NLEVELS is 0 */
+    CCOPT_CPU_VSX,
+    CCOPT_CPU_VSX2,
+    CCOPT_CPU_VSX3,
+    CCOPT_CPU_VSX4,
 };
 
 #elif defined(__riscv) && defined(__LP64__) /* riscv64 */
@@ -570,9 +590,9 @@ static const int ccopt_cpu_implies[] = {
 static const ccopt_cpu_recipe ccopt_cpu_recipes[] = {
     {CCOPT_CPU_RVV, CCOPT_CPU_BASE_RVV, 0, 0, 1, 0, 0, 0x0UL, 0x200000ULL, 0x0ULL, NULL, 0, 0, 0}, /* RVV: hwcap bit 21 */
 };
-#define CCOPT_CPU_NLEVELS 0
+#define CCOPT_CPU_NLEVELS 1
 static const int ccopt_cpu_levels[] = {
-    0, /* unused: CCOPT_CPU_NLEVELS is 0 */
+    CCOPT_CPU_RVV,
 };
 
 #elif (defined(__s390x__)) /* s390x */
@@ -602,9 +622,11 @@ static const ccopt_cpu_recipe ccopt_cpu_recipes[] = {
     {CCOPT_CPU_VXE, CCOPT_CPU_BASE_VXE, 0, 0, 1, 0, 0, 0x0UL, 0x2000ULL, 0x0ULL, NULL, 0, 0, 1}, /* VXE: hwcap bit 13 */
     {CCOPT_CPU_VXE2, CCOPT_CPU_BASE_VXE2, 0, 0, 1, 0, 0, 0x0UL, 0x8000ULL, 0x0ULL, NULL, 0, 1, 2}, /* VXE2: hwcap bit 15 */
 };
-#define CCOPT_CPU_NLEVELS 0
+#define CCOPT_CPU_NLEVELS 3
 static const int ccopt_cpu_levels[] = {
-    0, /* unused: CCOPT_CPU_NLEVELS is 0 */
+    CCOPT_CPU_VX,
+    CCOPT_CPU_VXE,
+    CCOPT_CPU_VXE2,
 };
 
 #elif (defined(__x86_64__) || defined(_M_X64) || defined(_M_AMD64)) /* x86_64 */

@@ -175,7 +175,8 @@ def _document(req: Request, cc: Compiler, table: Table | None, outcomes: dict[st
     supported = {n: o.supported for n, o in outcomes.items()}
     res = resolve(table, base_sel, disp_sel, supported)
     doc["baseline"] = {"names": list(res.baseline), "args": table.flags_for(res.baseline)}
-    doc["dispatch"] = {"names": list(res.dispatch), "args": {n: table.flags_for([n]) for n in res.dispatch}}
+    doc["dispatch"] = {"names": list(res.dispatch),
+                       "args": {n: table.flags_for([*res.baseline, n]) for n in res.dispatch}}
     doc["features"] = {n: _feature_doc(table, outcomes, n) for n in table.features}
     return doc
 

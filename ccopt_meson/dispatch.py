@@ -141,6 +141,7 @@ class Target:
     name: str  # e.g. AVX2, FMA3__AVX2, BASELINE
     members: tuple[str, ...]
     args: tuple[str, ...]
+    checks: tuple[str, ...] = ()  # what the CPU must have at run time before this version is called
 
 
 def target_name(members: Sequence[str]) -> str:
@@ -163,24 +164,41 @@ def baseline_args(doc: Mapping[str, Any]) -> list[str]:
     return [*doc["baseline"]["args"], *_defines(table, doc, doc["baseline"]["names"])]
 
 
+def make_target(doc: Mapping[str, Any], members: Sequence[str], extra: Sequence[str] = ()) -> Target:
+    """One (multi-)feature target: its compile args and its run-time checks."""
+    table = table_for(doc["arch"], doc["compiler"]["id"])
+    baseline = list(doc["baseline"]["names"])
+    name = target_name(members)
+    # The baseline's flags go in too: a target build is the baseline plus more.  On ARM this
+    # merges -march=...+ext of both, where the later flag alone would drop the baseline's.
+    flags = table.flags_for([*baseline, *members])
+    args = [*flags, *_defines(table, doc, members), *extra, f"-DCCOPT_TARGET={name}"]
+    # The run-time library judges features by the GCC graph; a compiler whose flag for a member
+    # also enables more (Intel's FMA3 is -march=core-avx2, MSVC's AVX512F is /arch:AVX512) needs
+    # those checked too, or the version could run on a CPU without them (SIGILL).
+    runtime = table_for(doc["arch"], "gcc")
+    more = table.closure(members) - runtime.closure(members) - set(baseline)
+    return Target(name, tuple(members), tuple(args), (*members, *table.sort(more)))
+
+
+def policy_args(doc: Mapping[str, Any], policies: frozenset[str]) -> list[str]:
+    extra: list[str] = []
+    if "MAXOPT" in policies or "AUTOVEC" in policies:
+        extra += [] if doc["policy"]["debug"] else list(doc["policy"]["opt"])
+    if "WERROR" in policies:
+        extra += list(doc["policy"]["werror"])
+    return extra
+
+
 def select(st: Statement, doc: Mapping[str, Any]) -> list[Target]:
     """The targets of one source for one build, highest first, then BASELINE if asked for."""
-    extra: list[str] = []
-    if "MAXOPT" in st.policies or "AUTOVEC" in st.policies:
-        extra += [] if doc["policy"]["debug"] else list(doc["policy"]["opt"])
-    if "WERROR" in st.policies:
-        extra += list(doc["policy"]["werror"])
-    base_args = baseline_args(doc)
+    extra = policy_args(doc, st.policies)
     out: list[Target] = []
     if doc.get("family") is not None:
         table = table_for(doc["arch"], doc["compiler"]["id"])
-        chosen = _choose(st, doc, table)
-        for members in chosen:
-            name = target_name(members)
-            args = [*table.flags_for(members), *_defines(table, doc, members), *extra, f"-DCCOPT_TARGET={name}"]
-            out.append(Target(name, members, tuple(args)))
+        out = [make_target(doc, members, extra) for members in _choose(st, doc, table)]
     if st.baseline:
-        out.append(Target("BASELINE", (), (*base_args, *extra, "-DCCOPT_TARGET=BASELINE")))
+        out.append(Target("BASELINE", (), (*baseline_args(doc), *extra, "-DCCOPT_TARGET=BASELINE")))
     return out
 
 

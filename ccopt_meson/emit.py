@@ -82,7 +82,7 @@ def dispatch_header(source: str, targets: Sequence[Target]) -> str:
     """Per-source header: the X-macros the ``ccopt_dispatch.h`` macros walk."""
     real = [t for t in targets if t.name != "BASELINE"]
     has_base = any(t.name == "BASELINE" for t in targets)
-    checks = [("&&".join(f"CHK({m})" for m in t.members), t.name) for t in real]
+    checks = [("&&".join(f"CHK({m})" for m in (t.checks or t.members)), t.name) for t in real]
     lines = [_BANNER.format(version=__version__, what=f"the @targets statement of {Path(source).name}").rstrip(),
              '#include "ccopt_dispatch.h"', "",
              '#undef CCOPT_DISPATCH_TARGETS', f'#define CCOPT_DISPATCH_TARGETS "{" ".join(t.name for t in targets)}"',

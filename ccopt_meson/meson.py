@@ -60,9 +60,10 @@ def _emit_lines(doc: dict[str, Any], path: Path) -> list[str]:
         ("probes", str(doc["probes"])),
         ("feature_file", str(path.resolve())),
     ]
-    st = dispatch.Statement(True, tuple((n,) for n in doc["dispatch"]["names"]), frozenset({"KEEP_SORT"}), 0)
-    for t in dispatch.select(st, doc):
-        lines.append((f"target:{t.name}", " ".join(t.args)))
+    # every enabled target gets its line (no @targets policy applies here: no tie filter)
+    for name in doc["dispatch"]["names"]:
+        lines.append((f"target:{name}", " ".join(dispatch.make_target(doc, [name]).args)))
+    lines.append(("target:BASELINE", " ".join([*base_args, "-DCCOPT_TARGET=BASELINE"])))
     return [f"{k}\t{v}" for k, v in lines]
 
 
@@ -102,6 +103,11 @@ def targets(ns: argparse.Namespace) -> int:
     out_dir = Path(ns.output_dir) if ns.output_dir else _caller_build_dir()
     lines: list[str] = []
     taken: set[str] = set()
+    headers = [emit.header_name(s) for s in ns.sources]
+    clash = next((h for h in headers if headers.count(h) > 1), None)
+    if clash:  # both would write the same <source>.h into one build directory
+        raise InputError(f"two dispatch sources would share the generated header {clash}; "
+                         "rename one, or call 'targets' from each source's own meson.build")
     for source in ns.sources:
         chosen = dispatch.select(dispatch.parse_file(source), doc)
         emit.write_if_changed(out_dir / emit.header_name(source), emit.dispatch_header(source, chosen))

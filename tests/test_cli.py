@@ -76,3 +76,26 @@ def test_flush_command(gcc: str, tmp_path: Path, capsys: Any) -> None:
     assert main(["flush", str(tmp_path)]) == 0
     assert not (tmp_path / "ccopt-features.json").exists()
     assert "flushed 1 cache file(s)" in capsys.readouterr().out
+
+
+def test_configure_prints_a_line_for_every_dispatch_target(tmp_path: Path, capsys: Any) -> None:
+    """Even where @targets' tie rule would fold targets (Intel: FMA3 and AVX2 share one flag)."""
+    import os
+
+    fake = str(ROOT / "tests" / "fakecc" / "instant")
+    assert main(["configure", "--output-dir", str(tmp_path), "--compiler-id", "intel", "--cc-arg=" + fake]) == 0
+    lines = dict(line.split("\t", 1) for line in capsys.readouterr().out.splitlines())
+    for name in lines["dispatch_names"].split() + ["BASELINE"]:
+        assert f"target:{name}" in lines
+    assert os.path.isabs(lines["feature_file"])
+
+
+def test_targets_refuses_two_sources_with_one_header_name(tmp_path: Path, gcc: str) -> None:
+    assert main(["detect", "--cc", gcc, "--build-dir", str(tmp_path)]) == 0
+    for d in ("a", "b"):
+        (tmp_path / d).mkdir()
+        (tmp_path / d / "k.dispatch.c").write_text("/*@targets avx2 */\n")
+    r = cli("targets", str(tmp_path / "a" / "k.dispatch.c"), str(tmp_path / "b" / "k.dispatch.c"),
+            "--feature-file", str(tmp_path / "ccopt-features.json"), "--output-dir", str(tmp_path / "out"))
+    assert r.returncode == 1
+    assert r.stderr.startswith("ccopt-meson: error: two dispatch sources would share the generated header k.dispatch.h")

@@ -141,3 +141,19 @@ def test_headers_compile_and_dispatch(doc: dict[str, Any], tmp_path: Path, gcc: 
 
 def test_statement_dataclass_is_hashable() -> None:
     assert hash(Statement(False, (("AVX2",),), frozenset(), 1))
+
+
+def test_runtime_checks_cover_what_the_compiler_flags_enable(fake: Callable[..., Any]) -> None:
+    """Intel's FMA3 flag is -march=core-avx2: the version must also wait for AVX2 at run time."""
+    doc = detect(Request(command=("fakecc",), compiler_id="intel"), runner=fake())
+    t = select(parse_text("/*@targets fma3 */"), doc)
+    fma3 = next(x for x in t if x.name == "FMA3")
+    assert "-march=core-avx2" in fma3.args and "AVX2" in fma3.checks
+    assert "CHK(FMA3)&&CHK(AVX2)" in dispatch_header("k.dispatch.c", t)
+
+
+def test_target_flags_keep_the_baseline_march_extensions(fake: Callable[..., Any]) -> None:
+    macros = "#define __aarch64__ 1\n#define __GNUC__ 12\n#define __ARM_NEON 1\n"
+    doc = detect(Request(command=("fakecc",), baseline="min asimddp"), runner=fake(macros=macros))
+    sve = next(x for x in select(parse_text("/*@targets sve */"), doc) if x.name == "SVE")
+    assert "-march=armv8.2-a+fp16+dotprod+sve" in sve.args  # not the SVE closure alone: +dotprod stays

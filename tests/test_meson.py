@@ -116,6 +116,14 @@ def test_example_builds_tests_and_caches(tmp_path: Path, compiler: str) -> None:
     assert b.probes() >= 1
 
 
+def test_build_dir_path_with_spaces(tmp_path: Path) -> None:
+    spaced = tmp_path / "with space"
+    spaced.mkdir()
+    b = Build(spaced, project(spaced, "dot"))
+    b.meson_cmd("setup", str(b.dir))
+    b.ninja()
+
+
 def test_generated_headers_hold_no_absolute_paths(tmp_path: Path) -> None:
     b = Build(tmp_path, project(tmp_path, "dot"))
     b.meson_cmd("setup", str(b.dir))

@@ -148,7 +148,8 @@ def test_runtime_checks_cover_what_the_compiler_flags_enable(fake: Callable[...,
     from ccopt_meson.tables import table_for
 
     every = "".join(f"#define {m} 1\n" for f in table_for("x86_64", "intel").features.values() for m in f.macros)
-    doc = detect(Request(command=("fakecc",), compiler_id="intel"), runner=fake(macros=every + "#define __x86_64__ 1\n"))
+    every += "#define __x86_64__ 1\n"
+    doc = detect(Request(command=("fakecc",), compiler_id="intel"), runner=fake(macros=every))
     t = select(parse_text("/*@targets fma3 */"), doc)
     fma3 = next(x for x in t if x.name == "FMA3")
     assert "-march=core-avx2" in fma3.args and "AVX2" in fma3.checks

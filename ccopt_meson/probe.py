@@ -215,7 +215,7 @@ class Session:
     def __init__(self, command: Sequence[str], args: Sequence[str], lang: str, driver: Mapping[str, Any],
                  runner: Runner | None = None, timeout: float | None = None) -> None:
         self.command = list(command)
-        self.args = list(args)
+        self.user_args = list(args)
         self.lang = lang
         self.driver = driver
         self.runner: Runner = runner or run_process
@@ -224,6 +224,12 @@ class Session:
         self._lock = threading.Lock()
         self._tmp = Path(tempfile.mkdtemp(prefix="ccopt-"))
         self._n = 0
+
+    @property
+    def args(self) -> list[str]:
+        """The user's args minus warning options (per driver): those change no code."""
+        drop = [re.compile(p) for p in self.driver.get("probe_drop_args", ())]
+        return [a for a in self.user_args if not any(p.search(a) for p in drop)]
 
     def close(self) -> None:
         shutil.rmtree(self._tmp, ignore_errors=True)
@@ -390,7 +396,16 @@ def _verify_own_flags(session: Session, table: Table, names: list[str], outcomes
     odd = [n for n in names if outcomes.get(n, Outcome(False)).supported and not set(table.flags_for([n])) <= union]
     if not odd:
         return
-    with ThreadPoolExecutor(max_workers=max(1, min(len(odd), os.cpu_count() or 1))) as pool:
+    workers = max(1, min(len(odd), os.cpu_count() or 1))
+    if not session.driver.get("macro_dump"):
+        # MSVC-style drivers cannot dump macros: compile the feature's own probe with its own flags
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            for n, out in zip(odd, pool.map(lambda n: _one(session, table, n), odd)):
+                if not out.supported:
+                    outcomes[n] = out
+        _prune(table, names, outcomes)
+        return
+    with ThreadPoolExecutor(max_workers=workers) as pool:
         results = list(pool.map(lambda n: session.dump_macros(table.flags_for([n])), odd))
     for n, (macros, res) in zip(odd, results):
         if macros is None:

@@ -104,3 +104,22 @@ def test_a_compiler_that_writes_nothing_is_an_error(fake: Callable[..., Any]) ->
 
     with pytest.raises(CompilerError, match="cannot compile a trivial C file.*exited 0 but wrote no object file"):
         run(lazy)
+
+
+def test_msvc_style_driver_checks_conflicting_arch_flags_by_compiling(tmp_path: Path) -> None:
+    """/arch: flags conflict, so each feature's own /arch:X is verified with a compile, not a macro dump."""
+    from ccopt_meson.probe import ProcResult
+
+    calls: list[list[str]] = []
+
+    def cl(argv: Any, timeout: float) -> ProcResult:
+        argv = list(argv)
+        calls.append(argv)
+        out = next(a[3:] for a in argv if a.startswith("/Fo"))
+        Path(out).write_bytes(b"")
+        return ProcResult(0, "")
+
+    doc = detect(Request(command=("cl",), compiler_id="msvc", cpu_family="x86_64", cross=False), runner=cl)
+    assert {"AVX", "AVX2", "AVX512_SKX", "SSE42"} <= set(doc["dispatch"]["names"])
+    assert doc["features"]["AVX512_SPR"]["supported"] is False  # a table entry with a reason
+    assert any("/arch:AVX2" in a for a in calls[-1] + sum(calls, []))

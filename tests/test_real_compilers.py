@@ -78,3 +78,9 @@ def test_riscv_gcc12_lacks_rvv_intrinsics_with_a_reason() -> None:
     doc = detect(Request(command=(need("riscv64-linux-gnu-gcc"),)))
     rvv = doc["features"]["RVV"]
     assert rvv["supported"] is False and rvv["reason"]
+
+
+def test_users_warning_options_cost_no_feature(gcc: str) -> None:
+    plain = detect(Request(command=(gcc,)))
+    noisy = detect(Request(command=(gcc,), args=("-Wall", "-Wextra", "-Wconversion", "-Werror", "-pedantic")))
+    assert noisy["dispatch"]["names"] == plain["dispatch"]["names"]

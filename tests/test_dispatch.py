@@ -161,3 +161,25 @@ def test_target_flags_keep_the_baseline_march_extensions(fake: Callable[..., Any
     doc = detect(Request(command=("fakecc",), baseline="min asimddp"), runner=fake(macros=macros))
     sve = next(x for x in select(parse_text("/*@targets sve */"), doc) if x.name == "SVE")
     assert "-march=armv8.2-a+fp16+dotprod+sve" in sve.args  # not the SVE closure alone: +dotprod stays
+
+
+def test_no_fitting_version_and_no_baseline_aborts_with_a_message(doc: dict[str, Any], tmp_path: Path,
+                                                                   gcc: str) -> None:
+    import subprocess
+
+    from ccopt_meson.tables import DATA_DIR
+
+    runtime = DATA_DIR.parent / "runtime"
+    (tmp_path / "ccopt_config.h").write_text(config_header(doc))
+    targets = select(parse_text("/*@targets avx2 */"), doc)
+    (tmp_path / "k.dispatch.h").write_text(dispatch_header("k.dispatch.c", targets))
+    (tmp_path / "main.c").write_text(
+        '#include "k.dispatch.h"\nint k_AVX2(void) { return 1; }\n'
+        "CCOPT_DISPATCH_DECLARE(int, k, (void))\nCCOPT_DISPATCH_DEFINE(int, k, (void), ())\n"
+        "int main(void) { return k(); }\n")
+    exe = tmp_path / "a.out"
+    subprocess.run([gcc, "-I", str(tmp_path), "-I", str(runtime), str(tmp_path / "main.c"),
+                    str(runtime / "ccopt_cpu.c"), "-o", str(exe)], check=True)
+    r = subprocess.run([str(exe)], capture_output=True, text=True, env={"CCOPT_DISABLE_CPU_FEATURES": "AVX2"})
+    assert r.returncode == -6  # SIGABRT, not SIGSEGV through a null pointer
+    assert "ccopt: no compiled version of k() runs on this CPU" in r.stderr

@@ -562,3 +562,12 @@ int ccopt_cpu_level(void)
             return ccopt_cpu_levels[i];
     return -1;
 }
+
+void ccopt_cpu_no_version(const char *name)
+{
+    char have[1024];
+    ccopt_cpu_features_text(have, sizeof have);
+    fprintf(stderr, "ccopt: no compiled version of %s() runs on this CPU (features: %s); "
+                    "add 'baseline' to its @targets statement\n", name, have[0] ? have : "none");
+    abort();
+}

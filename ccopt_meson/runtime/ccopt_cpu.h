@@ -82,6 +82,17 @@ CCOPT_CPU_API int ccopt_cpu_features_text(char *buf, size_t len);
  * -1 when none is usable. */
 CCOPT_CPU_API int ccopt_cpu_level(void);
 
+/* Called by CCOPT_DISPATCH_DEFINE when no compiled version of NAME runs on this
+ * CPU (its dispatch source has no `baseline` target, or optimization is
+ * disabled): prints one line naming the function and the CPU's features on
+ * stderr and aborts, instead of calling a null pointer. */
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((noreturn))
+#elif defined(_MSC_VER)
+__declspec(noreturn)
+#endif
+CCOPT_CPU_API void ccopt_cpu_no_version(const char *name);
+
 /* Test seam: pretend the CPU and OS report exactly the features with
  * have[id] != 0 (an array of CCOPT_CPU_MAX_FEATURE flags), then apply the
  * implication closure, the baseline check and the environment masks as for a

@@ -64,6 +64,7 @@
         RET (*ccopt__fn) PARAMS = CCOPT__LOAD(ccopt__best); \
         if (!ccopt__fn) { \
             ccopt__fn = CCOPT_DISPATCH_PICK(NAME); \
+            if (!ccopt__fn) ccopt_cpu_no_version(#NAME); \
             CCOPT__STORE(ccopt__best, ccopt__fn); \
         } \
         RETURN ccopt__fn ARGS; \

@@ -42,6 +42,7 @@ class Request:
     cpu_family: str | None = None
     cross: bool | None = None
     disable_optimization: bool = False
+    debug_build: bool = False  # Meson's optimization=0/g: $maxopt adds no -O3
     explain: tuple[str, ...] = field(default=())
 
 
@@ -86,7 +87,7 @@ def _key(req: Request, base: list[Token], disp: list[Token]) -> str:
         "binaries": binary_identity(req.command), "args": list(req.args), "lang": req.lang,
         "id": req.compiler_id, "version": req.compiler_version, "cpu_family": req.cpu_family,
         "cross": req.cross, "baseline": render(base), "dispatch": render(disp),
-        "disable_optimization": req.disable_optimization,
+        "disable_optimization": req.disable_optimization, "debug_build": req.debug_build,
         "explain": sorted(n.upper() for n in req.explain),
     })
 
@@ -166,7 +167,7 @@ def _document(req: Request, cc: Compiler, table: Table | None, outcomes: dict[st
         "request": {"baseline": req.baseline, "dispatch": req.dispatch,
                     "disable_optimization": req.disable_optimization},
         "policy": {"opt": list(spec.opt), "werror": list(spec.werror),
-                   "debug": any(re.search(p, a) for p in spec.debug_patterns for a in req.args)},
+                   "debug": req.debug_build or any(re.search(p, a) for p in spec.debug_patterns for a in req.args)},
         "baseline": {"names": [], "args": []}, "dispatch": {"names": [], "args": {}},
         "features": {}, "notes": notes,
     }

@@ -38,6 +38,7 @@ def _compiler_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--baseline", default=api.DEFAULT_BASELINE, help="cpu-baseline expression (default: %(default)s)")
     p.add_argument("--dispatch", default=api.DEFAULT_DISPATCH, help="cpu-dispatch expression (default: %(default)s)")
     p.add_argument("--disable-optimization", action="store_true", help="no baseline flags and no dispatch targets")
+    p.add_argument("--debug-build", action="store_true", help="a debug build: the $maxopt policy adds nothing")
     p.add_argument("--build-dir", metavar="DIR", help="keep the feature cache in DIR")
     p.add_argument("--flush", action="store_true", help="delete the cache first, so everything is probed again")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
@@ -71,7 +72,7 @@ def request_from(ns: argparse.Namespace, explain: Sequence[str] = (), env_flags:
         command=tuple(command), args=tuple(args), baseline=ns.baseline, dispatch=ns.dispatch, lang=ns.lang,
         compiler_id=ns.compiler_id, compiler_version=ns.compiler_version, cpu_family=ns.cpu_family,
         cross={"auto": None, "yes": True, "no": False}[ns.cross],
-        disable_optimization=ns.disable_optimization, explain=tuple(explain),
+        disable_optimization=ns.disable_optimization, debug_build=ns.debug_build, explain=tuple(explain),
     )
 
 

@@ -199,3 +199,11 @@ def test_c_and_cpp_probed_and_an_explicit_reconfigure_keeps_both(tmp_path: Path)
     sub = b.dir / "subprojects" / "ccopt-meson"
     assert (sub / "ccopt-features.json").is_file() and (sub / "ccopt-features-cpp.json").is_file()
     b.ninja()
+
+
+def test_debug_build_gets_no_maxopt(tmp_path: Path) -> None:
+    b = Build(tmp_path, project(tmp_path, "dot"))
+    b.meson_cmd("setup", "-Dbuildtype=debug", str(b.dir))
+    b.ninja()
+    dispatch_compiles = [line for line in b.log.read_text().splitlines() if "-DCCOPT_TARGET=" in line]
+    assert dispatch_compiles and not any(" -O3" in line for line in dispatch_compiles)

@@ -11,7 +11,7 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Sequence
 
 from . import cache
 from .compiler import Compiler, binary_identity, identify_id, machine_from_macros, macro_satisfied, version_from_macros
@@ -89,7 +89,32 @@ def _key(req: Request, base: list[Token], disp: list[Token]) -> str:
         "cross": req.cross, "baseline": render(base), "dispatch": render(disp),
         "disable_optimization": req.disable_optimization, "debug_build": req.debug_build,
         "explain": sorted(n.upper() for n in req.explain),
+        # 'native' (or -march=native in the args) answers for this CPU: a build dir taken to
+        # another machine must not reuse it
+        "host_cpu": host_cpu_identity() if uses(base + disp, "NATIVE") or _native_arg(req.args) else None,
     })
+
+
+# /proc/cpuinfo fields that say which CPU this is (not its clock or the core number)
+_CPU_FIELDS = ("vendor_id", "cpu family", "model", "model name", "stepping", "flags", "features", "cpu implementer",
+               "cpu architecture", "cpu variant", "cpu part", "cpu", "revision", "isa", "uarch", "facilities")
+
+
+def host_cpu_identity() -> str:
+    """The running CPU's identity, for the cache key of native builds."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as fh:
+            block = fh.read().split("\n\n")[0]
+    except OSError:
+        import platform
+
+        return f"{platform.machine()} {platform.processor()}"
+    fields = (line.partition(":") for line in block.splitlines())
+    return "\n".join(f"{k.strip()}:{v.strip()}" for k, _, v in fields if k.strip().lower() in _CPU_FIELDS)
+
+
+def _native_arg(args: Sequence[str]) -> bool:
+    return any(a.endswith("=native") or a in ("-xHost", "/QxHost") for a in args)
 
 
 def _identify(session: Session, req: Request) -> Compiler:

@@ -88,3 +88,14 @@ def test_read_only_build_dir_is_a_clear_error(fake: Callable[..., Any], tmp_path
             detect(REQ, build_dir=tmp_path, runner=fake())
     finally:
         tmp_path.chmod(0o755)
+
+
+def test_native_answers_are_keyed_by_the_host_cpu(fake: Callable[..., Any], tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    from ccopt_meson import api
+
+    req = Request(command=("fakecc",), baseline="native", cross=False)
+    detect(req, build_dir=tmp_path, runner=fake())
+    assert detect(req, build_dir=tmp_path, runner=fake())["cache"]["hit"] is True
+    monkeypatch.setattr(api, "host_cpu_identity", lambda: "another CPU")
+    assert detect(req, build_dir=tmp_path, runner=fake())["cache"]["hit"] is False

@@ -64,12 +64,22 @@ def config_header(doc: Mapping[str, Any]) -> str:
     if headers:
         lines += ["", "/* intrinsics headers of the features this translation unit is built for */",
                   "#ifndef CCOPT_NO_INTRIN_HEADERS"]
+        guards = _header_guards(doc)
         for h, owners in headers.items():
             cond = " || ".join(f"defined(CCOPT_HAVE_{n})" for n in owners)
+            cond = f"({cond}) && !defined({guards[h]})" if h in guards else cond
             lines += [f"#if {cond}", f"#include <{h}>", "#endif"]
         lines += ["#endif"]
     lines += ["", "#endif /* CCOPT_CONFIG_H_ */", ""]
     return "\n".join(lines)
+
+
+def _header_guards(doc: Mapping[str, Any]) -> Mapping[str, str]:
+    if doc.get("family") is None:
+        return {}
+    from .tables import table_for
+
+    return table_for(doc["arch"], doc["compiler"]["id"]).header_guards
 
 
 def header_name(source: str) -> str:

@@ -308,6 +308,8 @@ class Table:
     extra_checks: Mapping[str, ExtraCheck]
     native_flags: tuple[str, ...]
     conflicts: tuple[Mapping[str, Any], ...]
+    # header -> a macro it defines: clang's <vecintrin.h> has no include guard of its own
+    header_guards: Mapping[str, str] = field(default_factory=dict)
     _closures: dict[frozenset[str], frozenset[str]] = field(default_factory=dict, compare=False, repr=False)
 
     def get(self, name: str) -> Feature:
@@ -369,6 +371,7 @@ def _table_for(machine_name: str, compiler_id: str) -> Table:
         extra_checks=extras,
         native_flags=tuple(raw["native_flag"].get(spec.style, ())),
         conflicts=conflicts,
+        header_guards=dict(raw.get("header_guards", {})),
     )
 
 

@@ -183,3 +183,10 @@ def test_no_fitting_version_and_no_baseline_aborts_with_a_message(doc: dict[str,
     r = subprocess.run([str(exe)], capture_output=True, text=True, env={"CCOPT_DISABLE_CPU_FEATURES": "AVX2"})
     assert r.returncode == -6  # SIGABRT, not SIGSEGV through a null pointer
     assert "ccopt: no compiled version of k() runs on this CPU" in r.stderr
+
+
+def test_unguarded_vendor_headers_get_a_guard(fake: Callable[..., Any]) -> None:
+    """clang's <vecintrin.h> has no include guard: a second inclusion by the user's code must not break."""
+    doc = detect(Request(command=("fakecc",), baseline="vx"),
+                 runner=fake(macros="#define __s390x__ 1\n#define __GNUC__ 12\n"))
+    assert "(defined(CCOPT_HAVE_VX)) && !defined(__VEC_CLASS_FP_ZERO)" in config_header(doc)

@@ -148,6 +148,11 @@ def target_name(members: Sequence[str]) -> str:
     return "__".join(members)
 
 
+def doc_table(doc: Mapping[str, Any]) -> Table:
+    """The table a detection document was made with, in the build's own flag context."""
+    return table_for(doc["arch"], doc["compiler"]["id"]).with_context(doc["compiler"].get("args", ()))
+
+
 def _defines(table: Table, doc: Mapping[str, Any], members: Sequence[str]) -> list[str]:
     names: list[str] = []
     for n in table.sort(table.closure(members)):
@@ -160,13 +165,13 @@ def baseline_args(doc: Mapping[str, Any]) -> list[str]:
     """Compile args of the baseline: flags plus CCOPT_HAVE_* defines."""
     if doc.get("family") is None or not doc["baseline"]["names"]:
         return list(doc["baseline"]["args"])
-    table = table_for(doc["arch"], doc["compiler"]["id"])
+    table = doc_table(doc)
     return [*doc["baseline"]["args"], *_defines(table, doc, doc["baseline"]["names"])]
 
 
 def make_target(doc: Mapping[str, Any], members: Sequence[str], extra: Sequence[str] = ()) -> Target:
     """One (multi-)feature target: its compile args and its run-time checks."""
-    table = table_for(doc["arch"], doc["compiler"]["id"])
+    table = doc_table(doc)
     baseline = list(doc["baseline"]["names"])
     name = target_name(members)
     # The baseline's flags go in too: a target build is the baseline plus more.  On ARM this
@@ -195,7 +200,7 @@ def select(st: Statement, doc: Mapping[str, Any]) -> list[Target]:
     extra = policy_args(doc, st.policies)
     out: list[Target] = []
     if doc.get("family") is not None:
-        table = table_for(doc["arch"], doc["compiler"]["id"])
+        table = doc_table(doc)
         out = [make_target(doc, members, extra) for members in _choose(st, doc, table)]
     if st.baseline:
         out.append(Target("BASELINE", (), (*baseline_args(doc), *extra, "-DCCOPT_TARGET=BASELINE")))

@@ -10,6 +10,7 @@ merging).  It never names a feature: adding one is a data change.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import hashlib
 import json
@@ -310,6 +311,7 @@ class Table:
     conflicts: tuple[Mapping[str, Any], ...]
     # header -> a macro it defines: clang's <vecintrin.h> has no include guard of its own
     header_guards: Mapping[str, str] = field(default_factory=dict)
+    context: tuple[str, ...] = ()  # the user's CPU-selecting args (see normalize_flags)
     _closures: dict[frozenset[str], frozenset[str]] = field(default_factory=dict, compare=False, repr=False)
 
     def get(self, name: str) -> Feature:
@@ -342,7 +344,13 @@ class Table:
         flags: list[str] = []
         for n in self.sort(self.closure(names)):
             flags.extend(self.features[n].flags)
-        return normalize_flags(flags, self.conflicts)
+        return normalize_flags(flags, self.conflicts, self.context)
+
+    def with_context(self, args: Sequence[str]) -> Table:
+        """This table, for a build whose own args pick a CPU (``-march=``, ``-mcpu=``, ...)."""
+        picked = compilers_data()["arch_selecting_args"]["patterns"]
+        ctx = tuple(a for a in args if any(re.search(p, a) for p in picked))
+        return self if ctx == self.context else dataclasses.replace(self, context=ctx, _closures=self._closures)
 
     def rank(self, target: Sequence[str]) -> int:
         """Interest of a (multi-)target: the highest member, plus one per extra member."""
@@ -383,13 +391,22 @@ def _split_plus(flag: str) -> tuple[str, list[str]]:
     return head, exts
 
 
-def normalize_flags(flags: Sequence[str], conflicts: Sequence[Mapping[str, Any]]) -> list[str]:
+def normalize_flags(flags: Sequence[str], conflicts: Sequence[Mapping[str, Any]],
+                    context: Sequence[str] = ()) -> list[str]:
     """Drop duplicates and resolve conflicting flags, later flags winning.
 
     For each conflict rule only the last matching flag survives (``-march=``,
     ``-mcpu=``, ``/arch:``).  With ``merge_plus`` the ``+ext`` parts of the
     dropped flags are carried into the winner, so ``-march=armv8.2-a+fp16`` and
     ``-march=armv8.2-a+fp16fml`` become ``-march=armv8.2-a+fp16+fp16fml``.
+
+    ``context`` holds the user's own CPU-selecting flags, which come earlier on the
+    command line.  Additive ``+ext`` flags build on the user's base instead of
+    replacing it (``-march=armv8.4-a+crypto`` + ours ``-march=armv8.2-a+sve`` gives
+    ``-march=armv8.4-a+crypto+sve``), and a ``fold_into`` rule moves our ``+ext``
+    parts onto the user's flag of another kind (``-mcpu=neoverse-v1+sve``), since
+    gcc warns when ``-march`` and ``-mcpu`` disagree.  Level flags without ``+``
+    parts (``-march=arch13``, ``-mcpu=power10``) still win: they are the feature.
     """
     out: list[str] = []
     for f in flags:
@@ -398,6 +415,19 @@ def normalize_flags(flags: Sequence[str], conflicts: Sequence[Mapping[str, Any]]
     for rule in conflicts:
         pat = re.compile(rule["match"])
         hits = [i for i, f in enumerate(out) if pat.search(f)]
+        if "fold_into" in rule:
+            host = [c for c in context if re.search(rule["fold_into"], c)]
+            if host and hits:
+                exts = [e for i in hits for e in _split_plus(out[i])[1]]
+                out = [f for i, f in enumerate(out) if i not in hits] + ["+".join([host[-1], *dict.fromkeys(exts)])]
+            continue
+        mine = [c for c in context if pat.search(c)]
+        if rule.get("merge_plus") and mine and hits and "+" in out[hits[-1]]:
+            head, theirs = _split_plus(mine[-1])
+            exts = theirs + [e for i in hits for e in _split_plus(out[i])[1]]
+            winner = "+".join([head, *(e for e in dict.fromkeys(exts) if e)])
+            out = [winner if i == hits[-1] else f for i, f in enumerate(out) if i == hits[-1] or i not in hits]
+            continue
         if len(hits) < 2:
             continue
         winner = out[hits[-1]]
@@ -410,7 +440,7 @@ def normalize_flags(flags: Sequence[str], conflicts: Sequence[Mapping[str, Any]]
             winner = "+".join([head, *exts])
         keep = set(hits[:-1])
         out = [winner if i == hits[-1] else f for i, f in enumerate(out) if i not in keep]
-    return out
+    return [f for f in out if f not in context]  # the user's own flags are on the command line already
 
 
 # --------------------------------------------------------------------------- digest

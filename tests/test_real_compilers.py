@@ -84,3 +84,9 @@ def test_users_warning_options_cost_no_feature(gcc: str) -> None:
     plain = detect(Request(command=(gcc,)))
     noisy = detect(Request(command=(gcc,), args=("-Wall", "-Wextra", "-Wconversion", "-Werror", "-pedantic")))
     assert noisy["dispatch"]["names"] == plain["dispatch"]["names"]
+
+
+def test_aarch64_user_mcpu_does_not_conflict_with_table_march() -> None:
+    doc = detect(Request(command=(need("aarch64-linux-gnu-gcc"),), args=("-mcpu=neoverse-v1",)))
+    assert {"ASIMDHP", "ASIMDDP", "SVE"} <= set(doc["baseline"]["names"])  # detected, and probed without a warning
+    assert all(not a.startswith("-march=") for a in doc["baseline"]["args"])

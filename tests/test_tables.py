@@ -122,3 +122,15 @@ def test_a_malformed_table_is_a_table_error_not_a_traceback(monkeypatch: pytest.
             tables.machines()
     finally:
         tables.machines.cache_clear()
+
+
+def test_flags_build_on_the_users_own_cpu_choice() -> None:
+    arm = tables.table_for("aarch64", "gcc")
+    # an additive -march keeps the user's base and extensions
+    assert arm.with_context(["-march=armv8.4-a+crypto"]).flags_for(["SVE"]) == ["-march=armv8.4-a+crypto+fp16+sve"]
+    # a user -mcpu takes our extensions instead of a conflicting -march
+    assert arm.with_context(["-mcpu=neoverse-v1"]).flags_for(["ASIMDDP"]) == ["-mcpu=neoverse-v1+dotprod"]
+    # a level flag is the feature itself: it still wins over the user's lower one
+    z = tables.table_for("s390x", "gcc").with_context(["-march=z14"])
+    assert z.flags_for(["VXE2"])[-1] == "-march=arch13"
+    assert tables.table_for("x86_64", "gcc").with_context(["-march=haswell"]).flags_for(["AVX2"])[-1] == "-mavx2"

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 from . import cache
 from .compiler import Compiler, binary_identity, identify_id, machine_from_macros, macro_satisfied, version_from_macros
 from .errors import CompilerError, InputError
-from .resolve import Token, evaluate, render, resolve, tokenize, uses
+from .resolve import SPECIAL, Token, evaluate, render, resolve, tokenize, uses
 from .tables import Table, compiler_spec, compilers_data, data_digest, family_of, machines, table_for
 
 if TYPE_CHECKING:  # the probe stage (subprocess, threads, tempfiles) is imported on a cache miss only
@@ -63,7 +63,8 @@ def _tokens(req: Request) -> tuple[list[Token], list[Token]]:
     base = tokenize(req.baseline, "cpu-baseline")
     disp = tokenize(req.dispatch, "cpu-dispatch")
     for name in req.explain:
-        tokenize(name, "explain")
+        if any(t.word in SPECIAL or t.op == "-" for t in tokenize(name, "explain")):
+            raise InputError(f"explain: '{name}' is not a feature name; 'ccopt-meson features' lists them")
     if req.disable_optimization:
         for opt, toks, default in (("cpu-baseline", base, DEFAULT_BASELINE), ("cpu-dispatch", disp, DEFAULT_DISPATCH)):
             if render(toks) not in (default.upper(), "NONE"):

@@ -99,3 +99,9 @@ def test_targets_refuses_two_sources_with_one_header_name(tmp_path: Path, gcc: s
             "--feature-file", str(tmp_path / "ccopt-features.json"), "--output-dir", str(tmp_path / "out"))
     assert r.returncode == 1
     assert r.stderr.startswith("ccopt-meson: error: two dispatch sources would share the generated header k.dispatch.h")
+
+
+def test_explain_refuses_keywords(capsys: Any) -> None:
+    assert main(["explain", "max", "--cc", "gcc"]) == 1
+    assert capsys.readouterr().err == "ccopt-meson: error: explain: 'max' is not a feature name; " \
+                                      "'ccopt-meson features' lists them\n"

@@ -80,13 +80,20 @@ def _tokens(req: Request) -> tuple[list[Token], list[Token]]:
     return base, disp
 
 
-def _key(req: Request, base: list[Token], disp: list[Token]) -> str:
+def _compiler_factors(req: Request) -> dict[str, Any]:
+    """What probe outcomes depend on: the compiler, its args and the tables, not the request."""
     from . import __version__
 
-    return cache.make_key({
+    return {
         "helper": __version__, "data": data_digest(), "command": list(req.command),
         "binaries": binary_identity(req.command), "args": list(req.args), "lang": req.lang,
         "id": req.compiler_id, "version": req.compiler_version, "cpu_family": req.cpu_family,
+    }
+
+
+def _key(req: Request, base: list[Token], disp: list[Token], compiler: dict[str, Any]) -> str:
+    return cache.make_key({
+        **compiler,
         "cross": req.cross, "baseline": render(base), "dispatch": render(disp),
         "disable_optimization": req.disable_optimization, "debug_build": req.debug_build,
         "explain": sorted(n.upper() for n in req.explain),
@@ -138,6 +145,27 @@ def _identify(session: Session, req: Request) -> Compiler:
         command=req.command, id=cid, version=req.compiler_version or version_from_macros(cid, macros),
         machine=machine, macros=macros, lang=req.lang,
     )
+
+
+def _seeded_compiler(seed: dict[str, Any], req: Request) -> Compiler:
+    """The compiler as an earlier run with the same command and args identified it (no process)."""
+    machine = next((m for m in machines() if m.name == seed["arch"]), None)
+    comp = seed["compiler"]
+    return Compiler(command=req.command, id=comp["id"], version=comp["version"], machine=machine, macros={},
+                    lang=req.lang)
+
+
+def _known(seed: dict[str, Any] | None, table: Table) -> dict[str, Outcome]:
+    """Outcomes an earlier run with the same compiler and args already probed."""
+    from .probe import Outcome
+
+    known: dict[str, Outcome] = {}
+    for name, feat in (seed or {}).get("features", {}).items():
+        if name in table.features and feat["supported"] is not None:
+            known[name] = Outcome(bool(feat["supported"]), str(feat["reason"]))
+            for extra, ok in feat["extra_checks"].items():
+                known[extra] = Outcome(bool(ok), "" if ok else "its probe failed")
+    return known
 
 
 def _native(session: Session, table: Table, cc: Compiler, cross: bool, option: str) -> set[str]:
@@ -216,27 +244,33 @@ def detect(req: Request, build_dir: str | os.PathLike[str] | None = None, flush_
     if req.lang not in ("c", "cpp"):
         raise InputError(f"unknown language '{req.lang}'; use 'c' or 'cpp'")
     base_tokens, disp_tokens = _tokens(req)
-    key = _key(req, base_tokens, disp_tokens)
+    factors = _compiler_factors(req)
+    key = _key(req, base_tokens, disp_tokens, factors)
     path = cache.cache_path(build_dir, req.lang) if build_dir is not None else None
+    prev = None
     if path is not None:
         if flush_first:  # this language's file only: the other one may be fresh from this very run
             cache.discard(path)
-        hit = cache.load(path, key)
-        if hit is not None:
-            hit["cache"] = {"hit": True, "key": key}
-            hit["probes"] = 0
-            return hit
+        prev = cache.read(path)
+        if prev is not None and prev["cache"].get("key") == key:
+            prev["cache"] = {"hit": True, "key": key}
+            prev["probes"] = 0
+            return prev
+    # Another request with the same compiler and args: its outcomes stand, only new features are probed.
+    probe_key = cache.make_key(factors)
+    seed = prev if prev is not None and prev.get("probe_key") == probe_key else None
     spec_driver = compiler_spec(req.compiler_id or "gcc").driver
     from .probe import Session, probe_features
 
     with Session(req.command, req.args, req.lang, spec_driver, runner) as session:
-        cc = _identify(session, req)
+        cc = _seeded_compiler(seed, req) if seed else _identify(session, req)
         session.driver = compiler_spec(cc.id).driver
         notes: list[str] = []
         table = table_for(cc.machine.name, cc.id).with_context(req.args) if cc.machine else None
         outcomes: dict[str, Outcome] = {}
         base_sel: set[str] = set()
         disp_sel: set[str] = set()
+        doc_detected: list[str] = []
         if table is None:
             notes.append("unsupported architecture: no CPU features are known for this compiler's target")
         else:
@@ -245,12 +279,15 @@ def detect(req: Request, build_dir: str | os.PathLike[str] | None = None, flush_
             if uses(base_tokens + disp_tokens, "NATIVE"):
                 option = "cpu-baseline" if uses(base_tokens, "NATIVE") else "cpu-dispatch"
                 native = _native(session, table, cc, cross, option)
-            detected = _enabled_by(table, dict(cc.macros))
+            detected = set(seed["detected"]) if seed else _enabled_by(table, dict(cc.macros))
             base_sel = evaluate(base_tokens, table, native, detected, notes, "cpu-baseline")
             disp_sel = evaluate(disp_tokens, table, native, detected, notes, "cpu-dispatch")
             explain = {n.upper() for n in req.explain if family_of(n.upper()) == table.machine.family}
-            outcomes = probe_features(session, table, base_sel | disp_sel | explain)
+            outcomes = probe_features(session, table, base_sel | disp_sel | explain, _known(seed, table))
+            doc_detected = sorted(detected)
         doc = _document(req, cc, table, outcomes, base_sel, disp_sel, notes)
+        doc["probe_key"] = probe_key
+        doc["detected"] = doc_detected
         doc["cache"] = {"hit": False, "key": key}
         doc["probes"] = session.processes
     if path is not None:

@@ -22,7 +22,8 @@ from typing import Any, Mapping
 from .errors import CacheError
 
 __all__ = [
-    "SCHEMA_VERSION", "cache_path", "make_key", "load", "store", "flush", "atomic_write", "dumps", "warn", "content_ok",
+    "SCHEMA_VERSION", "cache_path", "make_key", "load", "read", "store", "flush", "discard", "atomic_write", "dumps",
+    "warn", "content_ok",
 ]
 
 SCHEMA_VERSION = 1
@@ -59,6 +60,12 @@ def content_ok(doc: Mapping[str, Any]) -> bool:
 
 def load(path: Path, key: str) -> dict[str, Any] | None:
     """The cached document for ``key``, or None (with a warning when the file is unusable)."""
+    doc = read(path)
+    return doc if doc is not None and doc["cache"].get("key") == key else None
+
+
+def read(path: Path) -> dict[str, Any] | None:
+    """The cache file's document if it is sound, whatever its key; None with a warning if not."""
     try:
         raw = path.read_bytes()
     except (FileNotFoundError, NotADirectoryError):
@@ -78,8 +85,6 @@ def load(path: Path, key: str) -> dict[str, Any] | None:
         warn(f"ignoring cache {path.name}: schema version {doc.get('schema_version')!r}, "
              f"this helper writes {SCHEMA_VERSION}; detecting again")
         return None
-    if doc["cache"].get("key") != key:
-        return None  # a different compiler, flags or request: a plain miss
     if not content_ok(doc):
         warn(f"ignoring cache {path.name}: its content was modified after it was written; detecting again")
         return None

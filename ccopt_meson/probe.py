@@ -416,24 +416,31 @@ def _verify_own_flags(session: Session, table: Table, names: list[str], outcomes
     _prune(table, names, outcomes)
 
 
-def probe_features(session: Session, table: Table, names: Iterable[str]) -> dict[str, Outcome]:
-    """Outcome of every feature in ``names`` (closed under implication) and their extra checks."""
-    outcomes: dict[str, Outcome] = {}
+def probe_features(session: Session, table: Table, names: Iterable[str],
+                   known: Mapping[str, Outcome] | None = None) -> dict[str, Outcome]:
+    """Outcome of every feature in ``names`` (closed under implication) and their extra checks.
+
+    ``known`` holds outcomes an earlier run with the same compiler and args found; only the
+    rest is probed (a new request re-probes what it adds, nothing else).
+    """
     wanted = table.sort(table.closure(names))
+    extras = [e for n in wanted for e in table.features[n].extra_checks if e in table.extra_checks]
+    known = {n: o for n, o in (known or {}).items() if n in wanted or n in extras}
+    outcomes: dict[str, Outcome] = dict(known)
     for n in wanted:
         if table.features[n].disabled:
             outcomes[n] = Outcome(False, table.features[n].disabled or "")
     _prune(table, wanted, outcomes)
-    extras = [e for n in wanted for e in table.features[n].extra_checks if e in table.extra_checks]
-    if not [n for n in wanted if n not in outcomes]:
+    fresh = [n for n in wanted if n not in outcomes]
+    if not fresh and all(e in outcomes for e in extras):
         return outcomes
     if not _batch(session, table, wanted, extras, outcomes):
         session.check_trivial()
         for n in list(outcomes):
-            if outcomes[n].supported or n in extras:
+            if n not in known and (outcomes[n].supported or n in extras):
                 del outcomes[n]
         _one_by_one(session, table, [n for n in wanted if n not in outcomes] + extras, outcomes)
-    _verify_own_flags(session, table, wanted, outcomes)
+    _verify_own_flags(session, table, fresh, outcomes)
     for e in extras:
         if not outcomes.get(table.extra_checks[e].feature, Outcome(False)).supported:
             outcomes[e] = Outcome(False, f"requires {table.extra_checks[e].feature}, which is unsupported")

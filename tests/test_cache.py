@@ -25,14 +25,36 @@ def test_hit_starts_no_process(fake: Callable[..., Any], tmp_path: Path) -> None
 
 
 @pytest.mark.parametrize("change", [
-    {"args": ("-O2",)}, {"baseline": "avx2"}, {"dispatch": "max -xop"}, {"lang": "cpp"},
-    {"command": ("ccache", "fakecc")}, {"disable_optimization": True},
+    {"args": ("-O2",)}, {"lang": "cpp"}, {"command": ("ccache", "fakecc")},
 ])
-def test_key_covers_inputs(fake: Callable[..., Any], tmp_path: Path, change: dict[str, Any]) -> None:
+def test_key_covers_the_compiler_and_its_args(fake: Callable[..., Any], tmp_path: Path,
+                                              change: dict[str, Any]) -> None:
     detect(REQ, build_dir=tmp_path, runner=fake())
     cc = fake()
     doc = detect(Request(**{**REQ.__dict__, **change}), build_dir=tmp_path, runner=cc)
     assert doc["cache"]["hit"] is False and cc.calls
+
+
+@pytest.mark.parametrize("change", [
+    {"baseline": "avx2"}, {"dispatch": "max -xop"}, {"disable_optimization": True}, {"debug_build": True},
+])
+def test_a_new_request_reuses_what_was_probed(fake: Callable[..., Any], tmp_path: Path,
+                                              change: dict[str, Any]) -> None:
+    first = detect(REQ, build_dir=tmp_path, runner=fake())
+    cc = fake()
+    doc = detect(Request(**{**REQ.__dict__, **change}), build_dir=tmp_path, runner=cc)
+    assert doc["cache"]["hit"] is False and doc["cache"]["key"] != first["cache"]["key"]
+    assert cc.calls == [] and doc["probes"] == 0  # every outcome it needs is known already
+    if "baseline" in change:
+        assert doc["baseline"]["names"][-1] == "AVX2"
+
+
+def test_a_new_request_probes_only_what_it_adds(fake: Callable[..., Any], tmp_path: Path) -> None:
+    detect(Request(command=("fakecc",), dispatch="avx2"), build_dir=tmp_path, runner=fake())
+    cc = fake()
+    doc = detect(Request(command=("fakecc",), dispatch="avx2 avx512_skx"), build_dir=tmp_path, runner=cc)
+    assert doc["dispatch"]["names"] == ["AVX512_SKX", "AVX2"]
+    assert len(cc.calls) == 1 and "-mavx512vl" in cc.calls[0]  # one batch of the new features, no macro dump
 
 
 def test_request_is_normalised_in_the_key(fake: Callable[..., Any], tmp_path: Path) -> None:

@@ -9,9 +9,8 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any, NamedTuple, Sequence
 
 from . import cache
 from .compiler import Compiler, binary_identity, identify_id, machine_from_macros, macro_satisfied, version_from_macros
@@ -28,8 +27,7 @@ DEFAULT_BASELINE = "min"
 DEFAULT_DISPATCH = "max"
 
 
-@dataclass(frozen=True)
-class Request:
+class Request(NamedTuple):
     """Everything a detection depends on, as given by the caller."""
 
     command: tuple[str, ...]
@@ -43,7 +41,7 @@ class Request:
     cross: bool | None = None
     disable_optimization: bool = False
     debug_build: bool = False  # Meson's optimization=0/g: $maxopt adds no -O3
-    explain: tuple[str, ...] = field(default=())
+    explain: tuple[str, ...] = ()
 
 
 def host_machine_name() -> str:

@@ -12,13 +12,13 @@ into place, so a reader never sees half a file.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import sys
 from pathlib import Path
 from typing import Any, Mapping
 
+from ._sha import sha256
 from .errors import CacheError
 
 __all__ = [
@@ -44,13 +44,13 @@ def cache_path(build_dir: str | os.PathLike[str], lang: str = "c") -> Path:
 
 
 def make_key(factors: Mapping[str, Any]) -> str:
-    return hashlib.sha256(json.dumps(factors, sort_keys=True).encode()).hexdigest()
+    return sha256(json.dumps(factors, sort_keys=True).encode()).hexdigest()
 
 
 def _digest(doc: Mapping[str, Any]) -> str:
     body = {k: v for k, v in doc.items() if k not in ("content_digest", "cache", "probes")}
     # compact separators keep json's C encoder (indent= falls back to pure Python): this runs on every hit
-    return hashlib.sha256(json.dumps(body, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+    return sha256(json.dumps(body, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
 
 
 def content_ok(doc: Mapping[str, Any]) -> bool:

@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
-from typing import Mapping, Sequence
+from typing import Mapping, NamedTuple, Sequence
 
 from .tables import Machine, compilers_data, machines
 
@@ -27,8 +26,7 @@ __all__ = [
 _DEFINE = re.compile(r"^#define\s+([A-Za-z_][A-Za-z0-9_]*)(?:\s+(.*))?$")
 
 
-@dataclass(frozen=True)
-class Compiler:
+class Compiler(NamedTuple):
     """A compiler command and what it told us about itself."""
 
     command: tuple[str, ...]

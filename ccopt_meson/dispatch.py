@@ -13,9 +13,8 @@ Parsing is pure; ``select`` applies the detection document of a build.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Mapping, NamedTuple, Sequence
 
 from .errors import DispatchSourceError, InputError, did_you_mean
 from .tables import Table, all_feature_names, family_of, table_for
@@ -28,8 +27,7 @@ _SPLIT = re.compile(r"[\s*,/]+|([()])")
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 
-@dataclass(frozen=True)
-class Statement:
+class Statement(NamedTuple):
     """What a ``@targets`` statement says, before any compiler is consulted."""
 
     baseline: bool
@@ -136,8 +134,7 @@ def render(st: Statement) -> str:
     return " ".join(words)
 
 
-@dataclass(frozen=True)
-class Target:
+class Target(NamedTuple):
     name: str  # e.g. AVX2, FMA3__AVX2, BASELINE
     members: tuple[str, ...]
     args: tuple[str, ...]

@@ -12,8 +12,7 @@ Pure: it works on token lists and on probe outcomes handed in by the caller.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from typing import Iterable, Mapping, Sequence
+from typing import Iterable, Mapping, NamedTuple, Sequence
 
 from .errors import InputError, did_you_mean
 from .tables import Table, all_feature_names, family_of
@@ -24,8 +23,7 @@ SPECIAL = ("MIN", "MAX", "NATIVE", "DETECT", "NONE")
 _WORD = re.compile(r"[A-Za-z0-9_]+")
 
 
-@dataclass(frozen=True)
-class Token:
+class Token(NamedTuple):
     op: str  # '+' or '-'
     word: str  # upper-case feature name or special keyword
 
@@ -104,8 +102,7 @@ def evaluate(tokens: Sequence[Token], table: Table, native: Iterable[str], detec
     return selected
 
 
-@dataclass(frozen=True)
-class Resolution:
+class Resolution(NamedTuple):
     baseline: tuple[str, ...]  # low to high, closed under implication
     dispatch: tuple[str, ...]  # high to low, baseline removed
     requested: frozenset[str]  # every feature whose outcome matters

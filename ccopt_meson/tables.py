@@ -10,16 +10,14 @@ merging).  It never names a feature: adding one is a data change.
 
 from __future__ import annotations
 
-import dataclasses
 import functools
-import hashlib
 import json
 import os
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping, Sequence, TypeVar
+from typing import Any, Callable, Iterable, Mapping, NamedTuple, Sequence, TypeVar
 
+from ._sha import sha256
 from .errors import InputError, TableError, did_you_mean
 
 __all__ = [
@@ -47,8 +45,9 @@ FEATURES_DIR = DATA_DIR / "features"
 PROBES_DIR = DATA_DIR / "probes"
 
 
-@dataclass(frozen=True)
-class Feature:
+# Records are NamedTuples, not dataclasses: immutable all the same, and importing
+# dataclasses (with inspect) plus building each class costs ~15 ms on every helper start.
+class Feature(NamedTuple):
     """One CPU feature as seen by one compiler on one machine."""
 
     name: str
@@ -61,15 +60,14 @@ class Feature:
     group: tuple[str, ...]
     extra_checks: tuple[str, ...]
     disabled: str | None
-    runtime: Mapping[str, Any] = field(default_factory=dict, compare=False, hash=False)
+    runtime: Mapping[str, Any] = {}  # never mutated
 
     @property
     def probe(self) -> Path:
         return PROBES_DIR / self.family / f"{self.name.lower()}.c"
 
 
-@dataclass(frozen=True)
-class ExtraCheck:
+class ExtraCheck(NamedTuple):
     """An optional sub-feature (e.g. AVX512F_REDUCE): a define when its probe compiles."""
 
     name: str
@@ -81,8 +79,7 @@ class ExtraCheck:
         return PROBES_DIR / self.family / f"extra_{self.name.lower()}.c"
 
 
-@dataclass(frozen=True)
-class Machine:
+class Machine(NamedTuple):
     name: str
     family: str
     meson_cpu_family: str
@@ -98,8 +95,7 @@ class Machine:
         return bool(self.macros_all or self.macros_any)
 
 
-@dataclass(frozen=True)
-class CompilerSpec:
+class CompilerSpec(NamedTuple):
     """How to drive one compiler id (Meson's ``cc.get_id()``)."""
 
     id: str
@@ -299,8 +295,7 @@ def _build_feature(
     )
 
 
-@dataclass(frozen=True)
-class Table:
+class Table(NamedTuple):
     """The features of one machine as one compiler sees them."""
 
     machine: Machine
@@ -309,10 +304,10 @@ class Table:
     extra_checks: Mapping[str, ExtraCheck]
     native_flags: tuple[str, ...]
     conflicts: tuple[Mapping[str, Any], ...]
+    closures: dict[frozenset[str], frozenset[str]]  # memo of closure(); one dict per table, shared by with_context
     # header -> a macro it defines: clang's <vecintrin.h> has no include guard of its own
-    header_guards: Mapping[str, str] = field(default_factory=dict)
+    header_guards: Mapping[str, str] = {}
     context: tuple[str, ...] = ()  # the user's CPU-selecting args (see normalize_flags)
-    _closures: dict[frozenset[str], frozenset[str]] = field(default_factory=dict, compare=False, repr=False)
 
     def get(self, name: str) -> Feature:
         return self.features[name]
@@ -320,9 +315,9 @@ class Table:
     def closure(self, names: Iterable[str]) -> frozenset[str]:
         """The names plus everything they imply, transitively (cycles allowed)."""
         key = frozenset(names)
-        hit = self._closures.get(key)
+        hit = self.closures.get(key)
         if hit is None:
-            hit = self._closures[key] = self._walk(key)
+            hit = self.closures[key] = self._walk(key)
         return hit
 
     def _walk(self, names: frozenset[str]) -> frozenset[str]:
@@ -350,7 +345,7 @@ class Table:
         """This table, for a build whose own args pick a CPU (``-march=``, ``-mcpu=``, ...)."""
         picked = compilers_data()["arch_selecting_args"]["patterns"]
         ctx = tuple(a for a in args if any(re.search(p, a) for p in picked))
-        return self if ctx == self.context else dataclasses.replace(self, context=ctx, _closures=self._closures)
+        return self if ctx == self.context else self._replace(context=ctx)
 
     def rank(self, target: Sequence[str]) -> int:
         """Interest of a (multi-)target: the highest member, plus one per extra member."""
@@ -379,6 +374,7 @@ def _table_for(machine_name: str, compiler_id: str) -> Table:
         extra_checks=extras,
         native_flags=tuple(raw["native_flag"].get(spec.style, ())),
         conflicts=conflicts,
+        closures={},
         header_guards=dict(raw.get("header_guards", {})),
     )
 
@@ -454,7 +450,7 @@ def data_digest() -> str:
         (os.path.relpath(os.path.join(top, name), root).replace(os.sep, "/"), os.path.join(top, name))
         for top, _, names in os.walk(root) for name in names if name.endswith((".json", ".c", ".h"))
     )
-    h = hashlib.sha256()
+    h = sha256()
     for rel, full in files:  # os.walk and open: this runs on every cache hit, so no pathlib
         with open(full, "rb") as fh:
             h.update(rel.encode() + b"\0" + fh.read() + b"\0")

@@ -31,7 +31,7 @@ def test_key_covers_the_compiler_and_its_args(fake: Callable[..., Any], tmp_path
                                               change: dict[str, Any]) -> None:
     detect(REQ, build_dir=tmp_path, runner=fake())
     cc = fake()
-    doc = detect(Request(**{**REQ.__dict__, **change}), build_dir=tmp_path, runner=cc)
+    doc = detect(REQ._replace(**change), build_dir=tmp_path, runner=cc)
     assert doc["cache"]["hit"] is False and cc.calls
 
 
@@ -42,7 +42,7 @@ def test_a_new_request_reuses_what_was_probed(fake: Callable[..., Any], tmp_path
                                               change: dict[str, Any]) -> None:
     first = detect(REQ, build_dir=tmp_path, runner=fake())
     cc = fake()
-    doc = detect(Request(**{**REQ.__dict__, **change}), build_dir=tmp_path, runner=cc)
+    doc = detect(REQ._replace(**change), build_dir=tmp_path, runner=cc)
     assert doc["cache"]["hit"] is False and doc["cache"]["key"] != first["cache"]["key"]
     assert cc.calls == [] and doc["probes"] == 0  # every outcome it needs is known already
     if "baseline" in change:

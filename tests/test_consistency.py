@@ -40,3 +40,13 @@ def test_readme_test_command_is_what_ci_runs() -> None:
     ci = (ROOT / ".ci" / "run").read_text()
     command = 'python3 -m pytest -m "slow or not slow" -n 2'
     assert command in readme and command in ci
+
+
+def test_builtin_sha256_matches_hashlib() -> None:
+    import hashlib
+
+    from ccopt_meson._sha import sha256
+
+    h = sha256()
+    h.update(b"ccopt")
+    assert h.hexdigest() == sha256(b"ccopt").hexdigest() == hashlib.sha256(b"ccopt").hexdigest()

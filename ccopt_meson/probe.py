@@ -315,7 +315,7 @@ def _prune(table: Table, names: Iterable[str], outcomes: dict[str, Outcome]) -> 
                     break
 
 
-def _owners(table: Table, session: Session, names: Iterable[str]) -> tuple[dict[str, str], dict[str, list[str]]]:
+def _owners(table: Table, names: Iterable[str]) -> tuple[dict[str, str], dict[str, list[str]]]:
     probe_owner: dict[str, str] = {}
     flag_owner: dict[str, list[str]] = {}
     for n in names:
@@ -339,7 +339,7 @@ def _batch(session: Session, table: Table, features: list[str], extras: list[str
         probes = [table.features[n].probe for n in live] + [table.extra_checks[e].probe for e in live_extras]
         unit = session.write_unit(probes)
         res = session.compile(unit, table.flags_for(live))
-        probe_owner, flag_owner = _owners(table, session, live + live_extras)
+        probe_owner, flag_owner = _owners(table, live + live_extras)
         diag = diagnose(res.output, res.returncode, probe_owner, flag_owner)
         if not diag.bad:
             for n in live + live_extras:
@@ -358,7 +358,7 @@ def _one(session: Session, table: Table, name: str) -> Outcome:
     probe = table.extra_checks[name].probe if is_extra else table.features[name].probe
     owner = table.extra_checks[name].feature if is_extra else name
     res = session.compile(probe, table.flags_for([owner]))
-    probe_owner, flag_owner = _owners(table, session, [name])
+    probe_owner, flag_owner = _owners(table, [name])
     diag = diagnose(res.output, res.returncode, probe_owner, flag_owner)
     if not diag.bad:
         return Outcome(True)

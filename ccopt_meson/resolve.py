@@ -105,7 +105,6 @@ def evaluate(tokens: Sequence[Token], table: Table, native: Iterable[str], detec
 class Resolution(NamedTuple):
     baseline: tuple[str, ...]  # low to high, closed under implication
     dispatch: tuple[str, ...]  # high to low, baseline removed
-    requested: frozenset[str]  # every feature whose outcome matters
 
 
 def resolve(table: Table, base_sel: set[str], disp_sel: set[str], supported: Mapping[str, bool]) -> Resolution:
@@ -113,4 +112,4 @@ def resolve(table: Table, base_sel: set[str], disp_sel: set[str], supported: Map
     base_closure = table.closure(base_sel)
     baseline = tuple(n for n in table.sort(base_closure) if supported.get(n))
     dispatch = tuple(n for n in table.sort(disp_sel - set(baseline), reverse=True) if supported.get(n))
-    return Resolution(baseline, dispatch, frozenset(base_closure | table.closure(disp_sel)))
+    return Resolution(baseline, dispatch)

@@ -3,20 +3,21 @@
 The configure-time path uses the standard library only.  Public API::
 
     from ccopt_meson import Request, detect, flush, read
-    doc = detect(Request(command=("gcc",), baseline="min", dispatch="max"), build_dir="build")
-    doc["baseline"]["names"], doc["dispatch"]["args"]["AVX2"]
+    det = detect(Request(command=("gcc",), baseline="min", dispatch="max"), build_dir="build")
+    det.baseline, det.dispatch, det.target_flags("AVX2"), det.to_json()
 """
 
 from __future__ import annotations
 
 __version__ = "0.1.0"
 
-from .api import DEFAULT_BASELINE, DEFAULT_DISPATCH, Request, detect, flush, read  # noqa: E402
 from .errors import CcoptError, InputError  # noqa: E402
+from .pipeline import DEFAULT_BASELINE, DEFAULT_DISPATCH, Detection, Request, detect, flush, read  # noqa: E402
 
 __all__ = [
     "__version__",
     "Request",
+    "Detection",
     "detect",
     "flush",
     "read",

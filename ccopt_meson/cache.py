@@ -1,13 +1,22 @@
-"""The feature cache: one JSON file in the build directory.
+"""The feature cache: one JSON file per language in the build directory, and everything about it.
 
-The file is the detection result itself (the ``detect --json`` document),
-plus ``cache.key`` and a ``content_digest``.  It is data only, never executed.
-A hit starts no process, so the key holds only what can be known without the
-compiler: the helper version, a digest of the tables and probe sources, the
-full command, the resolved compiler binaries (path, size, mtime: they change
-when the compiler is upgraded), every compile argument and the normalised
-request.  Writes go to a temporary file in the same directory and are renamed
-into place, so a reader never sees half a file.
+This module owns the key recipe, the file names, the one reader and the writer.
+
+**What it stores** is data, never instructions: the request it answers and the
+compiler's verdicts (a ``Probed``: arch, compiler id and version, per feature
+supported + reason, the feature names the user's flags or ``native`` enable).
+Flags, defines, headers and target args are derived from the tables every time
+the file is read, so no edit of the file can add a flag, a header or code; its
+content is checked against ``data/cache.schema.json`` and against the tables'
+names, and anything that fails is a miss with a one-line warning.
+
+**The key** holds only what can be known without running the compiler (a hit
+starts no process): the helper version, a digest of the tables and probe
+sources, the full command, the resolved compiler binaries (path, size, mtime:
+they change when the compiler is upgraded), every compile argument, the
+normalised request and, for ``native``, the host CPU's identity.  The
+*probe key* is the part that concerns the compiler only: a new request with
+the same probe key reuses every verdict already probed.
 """
 
 from __future__ import annotations
@@ -16,135 +25,218 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Iterator, NamedTuple
 
+from . import fsio
 from ._sha import sha256
-from .errors import CacheError
+from .errors import CacheError, InputError
+from .records import Outcome, Probed, Request
 
-__all__ = [
-    "SCHEMA_VERSION", "cache_path", "make_key", "load", "read", "store", "flush", "discard", "atomic_write", "dumps",
-    "warn", "content_ok",
-]
+__all__ = ["SCHEMA_VERSION", "MAX_BYTES", "Stored", "cache_path", "lang_of", "is_cache_name", "find", "keys",
+           "load", "parse", "lookup", "store", "flush", "discard", "warn"]
 
-SCHEMA_VERSION = 1
-FILE_NAME = "ccopt-features{suffix}.json"
+SCHEMA_VERSION = 2  # of the cache file; 1 stored derived flags, 2 only verdicts
+MAX_BYTES = 4 << 20  # a cache file is a few KiB; anything bigger is not ours
+_PREFIX, _SUFFIX = "ccopt-features", ".json"
+_LANG_SUFFIX = {"c": "", "cpp": "-cpp"}
+
+
+class Stored(NamedTuple):
+    key: str
+    probe_key: str
+    request: Request
+    probed: Probed
 
 
 def warn(message: str) -> None:
     print(f"ccopt-meson: warning: {message}", file=sys.stderr)
 
 
-def dumps(doc: Any) -> str:
-    """Canonical JSON: sorted keys, fixed separators, trailing newline."""
-    return json.dumps(doc, indent=1, sort_keys=True, ensure_ascii=True) + "\n"
+# --------------------------------------------------------------------------- names
 
 
 def cache_path(build_dir: str | os.PathLike[str], lang: str = "c") -> Path:
-    return Path(build_dir) / FILE_NAME.format(suffix="" if lang == "c" else f"-{lang}")
+    """``BUILD/ccopt-features.json`` for C, ``BUILD/ccopt-features-cpp.json`` for C++."""
+    return Path(build_dir) / f"{_PREFIX}{_LANG_SUFFIX[lang]}{_SUFFIX}"
 
 
-def make_key(factors: Mapping[str, Any]) -> str:
-    return sha256(json.dumps(factors, sort_keys=True).encode()).hexdigest()
+def lang_of(path: Path) -> str | None:
+    """The language of a cache file name, None when the name is not one of ours."""
+    return next((lang for lang, sfx in _LANG_SUFFIX.items() if path.name == f"{_PREFIX}{sfx}{_SUFFIX}"), None)
 
 
-def _digest(doc: Mapping[str, Any]) -> str:
-    body = {k: v for k, v in doc.items() if k not in ("content_digest", "cache", "probes")}
-    # compact separators keep json's C encoder (indent= falls back to pure Python): this runs on every hit
-    return sha256(json.dumps(body, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+def is_cache_name(path: Path) -> bool:
+    return lang_of(path) is not None
 
 
-def content_ok(doc: Mapping[str, Any]) -> bool:
-    """Is ``doc`` exactly what ``store`` wrote (no hand edits, no truncation)?"""
-    return doc.get("content_digest") == _digest(doc)
+def find(build_dir: Path) -> list[Path]:
+    """Our cache files under a build directory (its subprojects included), sorted; unreadable dirs skipped."""
+    out: list[Path] = []
+    for top, dirs, files in os.walk(build_dir, onerror=lambda exc: None):
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d != "meson-private")
+        out += [Path(top) / f for f in files if is_cache_name(Path(f))]
+    return sorted(out)
 
 
-def load(path: Path, key: str) -> dict[str, Any] | None:
-    """The cached document for ``key``, or None (with a warning when the file is unusable)."""
-    doc = read(path)
-    return doc if doc is not None and doc["cache"].get("key") == key else None
+# --------------------------------------------------------------------------- key
 
 
-def read(path: Path) -> dict[str, Any] | None:
-    """The cache file's document if it is sound, whatever its key; None with a warning if not."""
+def _digest(factors: Any) -> str:
+    # repr of plain tuples/str/int/bool/None is stable and needs no JSON encoder on the hit path
+    return sha256(repr(factors).encode("utf-8", "surrogateescape")).hexdigest()
+
+
+def keys(req: Request, baseline: str, dispatch: str, native: bool) -> tuple[str, str]:
+    """(key, probe key) of a request whose expressions normalise to ``baseline``/``dispatch``."""
+    from . import __version__
+    from .compiler import binary_identity
+    from .host import cpu_identity
+    from .tables import data_digest
+
+    compiler = ("v2", __version__, data_digest(), req.command, binary_identity(req.command), req.args, req.lang,
+                req.compiler_id, req.compiler_version, req.cpu_family)
+    request = (compiler, req.cross, baseline, dispatch, req.disable_optimization, req.debug_build,
+               tuple(sorted(n.upper() for n in req.explain)),
+               # 'native' answers for this CPU: a build dir taken to another machine must not reuse it
+               cpu_identity() if native else None)
+    return _digest(request), _digest(compiler)
+
+
+# --------------------------------------------------------------------------- read
+
+
+def _schema() -> Any:
+    from .tables import DATA_DIR, read_json
+
+    return read_json(DATA_DIR / "cache.schema.json")
+
+
+def _decode(doc: Any) -> Stored:
+    """A validated ``Stored``; CacheError naming the first problem."""
+    from .errors import TableError
+    from .tables import all_names_of, machine_by_name, validate_schema
+
+    schema = _schema()
     try:
-        raw = path.read_bytes()
+        validate_schema(doc, schema, schema["definitions"], "cache")
+    except TableError as exc:
+        raise CacheError(str(exc)) from exc
+    r, p = doc["request"], doc["probed"]
+    req = Request(command=tuple(r["command"]), args=tuple(r["args"]), baseline=r["baseline"], dispatch=r["dispatch"],
+                  lang=r["lang"], compiler_id=r["compiler_id"], compiler_version=r["compiler_version"],
+                  cpu_family=r["cpu_family"], cross=r["cross"], disable_optimization=r["disable_optimization"],
+                  debug_build=r["debug_build"], explain=tuple(r["explain"]))
+    if p["arch"] is not None:
+        try:
+            known = all_names_of(machine_by_name(p["arch"]).family)
+        except InputError as exc:
+            raise CacheError(f"unknown architecture {p['arch']!r}") from exc
+        for name in [*p["outcomes"], *p["detected"], *p["native"]]:
+            if name not in known:
+                raise CacheError(f"{name[:40]!r} is not a feature of {p['arch']}")
+    elif p["outcomes"] or p["detected"] or p["native"]:
+        raise CacheError("verdicts without an architecture")
+    probed = Probed(arch=p["arch"], compiler_id=p["compiler_id"], compiler_version=p["compiler_version"],
+                    outcomes={n: Outcome(ok, reason) for n, (ok, reason) in p["outcomes"].items()},
+                    detected=tuple(p["detected"]), native=tuple(p["native"]))
+    return Stored(doc["key"], doc["probe_key"], req, probed)
+
+
+def load(path: Path) -> Stored | None:
+    """The cache file's content, None when there is none; CacheError when it is unusable."""
+    try:
+        raw = fsio.read_bounded(path, MAX_BYTES, "feature cache")
     except (FileNotFoundError, NotADirectoryError):
-        return None  # no cache yet (or the build dir is not a directory: storing reports that)
-    except OSError as exc:
-        warn(f"ignoring unreadable cache {path.name}: {exc.strerror}; detecting again")
         return None
+    except InputError as exc:
+        raise CacheError(str(exc).replace(f"'{path}'", path.name)) from exc
+    try:
+        return parse(raw)
+    except CacheError as exc:
+        raise CacheError(f"{path.name}: {exc}") from exc
+
+
+def parse(raw: bytes) -> Stored:
+    """The content of a cache file; CacheError naming the first problem."""
     try:
         doc = json.loads(raw.decode("utf-8"))
-    except (ValueError, RecursionError):  # RecursionError: garbage nested too deep for the parser
-        warn(f"ignoring corrupt cache {path.name} (not valid JSON); detecting again")
-        return None
-    if not isinstance(doc, dict) or not isinstance(doc.get("cache"), dict):
-        warn(f"ignoring cache {path.name}: unexpected content; detecting again")
-        return None
+    except (ValueError, RecursionError) as exc:  # RecursionError: garbage nested too deep for the parser
+        raise CacheError("not valid JSON") from exc
+    if not isinstance(doc, dict) or doc.get("generator") != fsio.MARK:
+        raise CacheError("not written by ccopt-meson")
     if doc.get("schema_version") != SCHEMA_VERSION:
-        warn(f"ignoring cache {path.name}: schema version {doc.get('schema_version')!r}, "
-             f"this helper writes {SCHEMA_VERSION}; detecting again")
+        raise CacheError(f"schema version {str(doc.get('schema_version'))[:20]}, this helper reads {SCHEMA_VERSION}")
+    return _decode(doc)
+
+
+def lookup(path: Path) -> Stored | None:
+    """``load`` for detection: an unusable file is a miss with a one-line warning."""
+    try:
+        return load(path)
+    except CacheError as exc:
+        warn(f"ignoring the feature cache: {exc}; detecting again")
         return None
-    if not content_ok(doc):
-        warn(f"ignoring cache {path.name}: its content was modified after it was written; detecting again")
-        return None
-    return doc
 
 
-def atomic_write(path: Path, text: str) -> bool:
-    """Write ``text`` to ``path`` via a temporary file and rename; False if unchanged."""
+# --------------------------------------------------------------------------- write
+
+
+def _encode(st: Stored) -> str:
+    r, p = st.request, st.probed
+    doc = {  # "generator" first: fsio.generated_by_us looks for it at the start of the file
+        "generator": fsio.MARK, "schema_version": SCHEMA_VERSION, "key": st.key, "probe_key": st.probe_key,
+        "request": {"command": list(r.command), "args": list(r.args), "baseline": r.baseline,
+                    "dispatch": r.dispatch, "lang": r.lang, "compiler_id": r.compiler_id,
+                    "compiler_version": r.compiler_version, "cpu_family": r.cpu_family, "cross": r.cross,
+                    "disable_optimization": r.disable_optimization, "debug_build": r.debug_build,
+                    "explain": list(r.explain)},
+        "probed": {"arch": p.arch, "compiler_id": p.compiler_id, "compiler_version": p.compiler_version,
+                   "outcomes": {n: [o.supported, o.reason] for n, o in sorted(p.outcomes.items())},
+                   "detected": sorted(p.detected), "native": sorted(p.native)},
+    }
+    return json.dumps(doc, indent=1, ensure_ascii=True) + "\n"
+
+
+def _ours(path: Path) -> bool:
+    """A file we may overwrite: missing, empty, marked, or a cache of schema 1 (which had no mark)."""
     try:
-        if path.read_text(encoding="utf-8") == text:
-            return False
-    except (OSError, UnicodeDecodeError):
-        pass
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        import tempfile  # only writers need it; a cache hit stays lean
-
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    except OSError as exc:
-        raise CacheError(f"cannot write {path}: {exc.strerror}; check that the build directory is writable") from exc
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
-            fh.write(text)
-        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp creates 0600; give the usual mode
-        os.replace(tmp, path)
-    except BaseException as exc:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        if isinstance(exc, OSError):  # a directory in the file's place, a full disk, ...
-            raise CacheError(f"cannot write {path}: {exc.strerror}; check that the build directory is writable "
-                             f"and that {path.name} is a regular file") from exc
-        raise
-    return True
+        with path.open("rb") as fh:
+            head = fh.read(4096)
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return False
+    return not head or fsio.MARK.encode() in head[:512] or (b'"content_digest"' in head and b'"probe_key"' in head)
 
 
-def _umask() -> int:
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
-
-
-def store(path: Path, doc: dict[str, Any]) -> None:
-    doc = dict(doc)
-    doc["content_digest"] = _digest(doc)
-    atomic_write(path, dumps(doc))
-
-
-def flush(build_dir: str | os.PathLike[str]) -> list[Path]:
-    """Delete every cache file under ``build_dir`` (subprojects included); the next detection probes again."""
-    return [p for p in sorted(Path(build_dir).rglob(FILE_NAME.format(suffix="*"))) if discard(p)]
+def store(path: Path, st: Stored) -> None:
+    """Write the cache file; its name in the build dir is ours, so an unusable file there is replaced."""
+    fsio.atomic_write(path, _encode(st))
 
 
 def discard(path: Path) -> bool:
-    """Delete one cache file; False if there was none."""
+    """Delete one cache file we wrote; False if there was none, or it is something else under our name."""
+    if not _ours(path):
+        return False
     try:
         path.unlink()
         return True
     except FileNotFoundError:
         return False
+    except IsADirectoryError:
+        return False
     except OSError as exc:
         raise CacheError(f"cannot delete {path}: {exc.strerror}") from exc
+
+
+def flush(build_dir: str | os.PathLike[str]) -> list[Path]:
+    """Delete our cache files under ``build_dir``; the next detection probes again."""
+    return [p for p in find(Path(build_dir)) if discard(p)]
+
+
+def iter_stored(build_dir: Path) -> Iterator[tuple[Path, Stored]]:
+    """Each usable cache file under ``build_dir`` with its content; CacheError for an unusable one."""
+    for path in find(build_dir):
+        st = load(path)
+        if st is not None:
+            yield path, st

@@ -14,8 +14,9 @@ import sys
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from . import __version__, api, cache
+from . import __version__, cache, pipeline
 from .errors import CcoptError, InputError, did_you_mean
+from .records import DEFAULT_BASELINE, DEFAULT_DISPATCH, Detection, Request
 
 __all__ = ["main", "COMMANDS"]
 
@@ -35,8 +36,8 @@ def _compiler_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--compiler-version", help="compiler version as Meson knows it")
     p.add_argument("--cpu-family", help="Meson's host cpu_family, used only if the compiler cannot tell")
     p.add_argument("--cross", choices=("auto", "yes", "no"), default="auto", help="is this a cross build")
-    p.add_argument("--baseline", default=api.DEFAULT_BASELINE, help="cpu-baseline expression (default: %(default)s)")
-    p.add_argument("--dispatch", default=api.DEFAULT_DISPATCH, help="cpu-dispatch expression (default: %(default)s)")
+    p.add_argument("--baseline", default=DEFAULT_BASELINE, help="cpu-baseline expression (default: %(default)s)")
+    p.add_argument("--dispatch", default=DEFAULT_DISPATCH, help="cpu-dispatch expression (default: %(default)s)")
     p.add_argument("--disable-optimization", action="store_true", help="no baseline flags and no dispatch targets")
     p.add_argument("--debug-build", action="store_true", help="a debug build: the $maxopt policy adds nothing")
     p.add_argument("--build-dir", metavar="DIR", help="keep the feature cache in DIR")
@@ -52,7 +53,7 @@ def _split(text: str, what: str) -> list[str]:
         raise InputError(f"{what}: cannot split '{text}': {exc}; balance the quotes") from exc
 
 
-def request_from(ns: argparse.Namespace, explain: Sequence[str] = (), env_flags: bool = True) -> api.Request:
+def request_from(ns: argparse.Namespace, explain: Sequence[str] = (), env_flags: bool = True) -> Request:
     if ns.cc_argv:
         command = list(ns.cc_argv)
     else:
@@ -68,7 +69,7 @@ def request_from(ns: argparse.Namespace, explain: Sequence[str] = (), env_flags:
     else:
         env = ("CXXFLAGS", "CPPFLAGS") if ns.lang == "cpp" else ("CFLAGS", "CPPFLAGS")
         args = [a for var in env for a in _split(os.environ.get(var, ""), var)]
-    return api.Request(
+    return Request(
         command=tuple(command), args=tuple(args), baseline=ns.baseline, dispatch=ns.dispatch, lang=ns.lang,
         compiler_id=ns.compiler_id, compiler_version=ns.compiler_version, cpu_family=ns.cpu_family,
         cross={"auto": None, "yes": True, "no": False}[ns.cross],
@@ -77,7 +78,9 @@ def request_from(ns: argparse.Namespace, explain: Sequence[str] = (), env_flags:
 
 
 def _print_json(doc: Any) -> None:
-    sys.stdout.write(cache.dumps(doc))
+    import json
+
+    sys.stdout.write(json.dumps(doc, indent=1, sort_keys=True, ensure_ascii=True) + "\n")
 
 
 def _rows(title: str, rows: Sequence[tuple[str, str]]) -> list[str]:
@@ -85,34 +88,33 @@ def _rows(title: str, rows: Sequence[tuple[str, str]]) -> list[str]:
     return [title] + [f"  {k.ljust(width)} : {v}" for k, v in rows]
 
 
-def format_report(doc: dict[str, Any], cache_file: Path | None = None) -> str:
-    comp = doc["compiler"]
-    hit = doc["cache"]["hit"]
-    state = f"hit ({cache_file})" if hit else f"miss, {doc['probes']} compiler processes"
-    if cache_file is None and not hit:
-        state = f"not used, {doc['probes']} compiler processes"
+def format_report(det: Detection, cache_file: Path | None = None) -> str:
+    comp = det.compiler
+    state = f"hit ({cache_file})" if det.cache_hit else f"miss, {det.probes} compiler processes"
+    if cache_file is None and not det.cache_hit:
+        state = f"not used, {det.probes} compiler processes"
     lines = _rows("Platform", [
-        ("Architecture", doc["arch"]),
-        ("Compiler", f"{comp['id']} {comp['version']} ({' '.join(comp['command'])})"),
+        ("Architecture", det.arch),
+        ("Compiler", f"{comp.id} {comp.version} ({' '.join(comp.command)})"),
         ("Cache", state),
     ])
-    disabled = doc["request"].get("disable_optimization")
+    disabled = det.request.disable_optimization
     lines += [""] + _rows("CPU baseline", [
-        ("Requested", "optimization disabled" if disabled else repr(doc["request"]["baseline"])),
-        ("Enabled", " ".join(doc["baseline"]["names"]) or "none"),
-        ("Flags", " ".join(doc["baseline"]["args"]) or "none"),
+        ("Requested", "optimization disabled" if disabled else repr(det.request.baseline)),
+        ("Enabled", " ".join(det.baseline) or "none"),
+        ("Flags", " ".join(det.baseline_flags()) or "none"),
     ])
-    disp = doc["dispatch"]
     lines += [""] + _rows("CPU dispatch", [
-        ("Requested", "optimization disabled" if disabled else repr(doc["request"]["dispatch"])),
-        ("Enabled", " ".join(disp["names"]) or "none"),
-    ] + [(n, " ".join(disp["args"][n]) or "(no flags)") for n in disp["names"]])
-    ordered = sorted(doc["features"].items(), key=lambda kv: (kv[1]["interest"], kv[0]))
-    missing = [(n, f["reason"]) for n, f in ordered if f["supported"] is False]
-    if missing:
-        lines += [""] + _rows("Unsupported", missing)
-    if doc.get("notes"):
-        lines += ["", "Notes"] + [f"  {n}" for n in doc["notes"]]
+        ("Requested", "optimization disabled" if disabled else repr(det.request.dispatch)),
+        ("Enabled", " ".join(det.dispatch) or "none"),
+    ] + [(n, " ".join(det.target_flags(n)) or "(no flags)") for n in det.dispatch])
+    if det.table is not None:
+        ordered = sorted(det.table.features.values(), key=lambda f: (f.interest, f.name))
+        missing = [(f.name, det.reason(f.name)) for f in ordered if det.supported(f.name) is False]
+        if missing:
+            lines += [""] + _rows("Unsupported", missing)
+    if det.notes:
+        lines += ["", "Notes"] + [f"  {n}" for n in det.notes]
     return "\n".join(lines) + "\n"
 
 
@@ -120,33 +122,36 @@ def format_report(doc: dict[str, Any], cache_file: Path | None = None) -> str:
 
 
 def cmd_detect(ns: argparse.Namespace) -> int:
-    doc = api.detect(request_from(ns), build_dir=ns.build_dir, flush_first=ns.flush)
+    det = pipeline.detect(request_from(ns), build_dir=ns.build_dir, flush_first=ns.flush)
     if ns.json:
-        _print_json(doc)
+        _print_json(det.to_json())
     else:
         path = cache.cache_path(ns.build_dir, ns.lang) if ns.build_dir else None
-        sys.stdout.write(format_report(doc, path))
+        sys.stdout.write(format_report(det, path))
     return 0
 
 
-def explain_feature(doc: dict[str, Any], name: str) -> dict[str, Any]:
+def explain_feature(det: Detection, name: str) -> dict[str, Any]:
     from .tables import family_of
 
-    name = name.upper()
-    feat = doc["features"].get(name)
+    name = name.strip().upper()
+    feat = det.to_json()["features"].get(name)
     if feat is None:
-        fam = family_of(name)
         return {"name": name, "supported": False, "status": "foreign",
-                "reason": f"{name} is a {fam} feature; this compiler targets {doc['arch']}"}
-    status = ("baseline" if name in doc["baseline"]["names"] else
-              "dispatch" if name in doc["dispatch"]["names"] else
+                "reason": f"{name} is {_article(family_of(name) or '')} feature; this compiler targets {det.arch}"}
+    status = ("baseline" if name in det.baseline else
+              "dispatch" if name in det.dispatch else
               "available" if feat["supported"] else "unsupported")
     return {"name": name, "status": status, **feat}
 
 
+def _article(word: str) -> str:
+    return f"{'an' if word[:1].lower() in 'aeiou' else 'a'} {word}"
+
+
 def cmd_explain(ns: argparse.Namespace) -> int:
-    doc = api.detect(request_from(ns, ns.names), build_dir=ns.build_dir, flush_first=ns.flush)
-    answers = [explain_feature(doc, n) for n in ns.names]
+    det = pipeline.detect(request_from(ns, ns.names), build_dir=ns.build_dir, flush_first=ns.flush)
+    answers = [explain_feature(det, n) for n in ns.names]
     if ns.json:
         _print_json(answers)
         return 0
@@ -165,9 +170,10 @@ def cmd_explain(ns: argparse.Namespace) -> int:
 
 
 def cmd_features(ns: argparse.Namespace) -> int:
+    from .host import machine_name
     from .tables import compilers_data, machine_by_name, table_for
 
-    machine = machine_by_name(ns.arch or api.host_machine_name()).name
+    machine = machine_by_name(ns.arch or machine_name()).name
     table = table_for(machine, ns.compiler_id)
     others = {cid: table_for(machine, cid) for cid in compilers_data()["compilers"]}
     rows: dict[str, dict[str, Any]] = {
@@ -185,48 +191,65 @@ def cmd_features(ns: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_flush(ns: argparse.Namespace) -> int:
-    build = Path(ns.builddir)
+def _build_dir(text: str) -> Path:
+    """A directory ccopt-meson recognises as a build dir: Meson's, or one holding a cache file of ours."""
+    from .meson_glue import is_build_dir
+
+    build = Path(text)
     if not build.is_dir():
-        raise InputError(f"build directory '{build}' does not exist")
-    removed = cache.flush(build)
-    coredata = build / "meson-private" / "coredata.dat"
-    if coredata.exists():
-        os.utime(coredata)  # build.ninja depends on it: the next ninja reconfigures
+        raise InputError(f"build directory '{text}' does not exist")
+    if not is_build_dir(build) and not any(cache.cache_path(build, lang).is_file() for lang in ("c", "cpp")):
+        raise InputError(f"'{text}' is not a Meson build directory and holds no ccopt feature cache; "
+                         "name the build directory (the one with meson-private/)")
+    return build
+
+
+def cmd_flush(ns: argparse.Namespace) -> int:
+    from .meson_glue import is_build_dir, mark_for_reconfigure
+
+    build = _build_dir(ns.builddir)
+    if is_build_dir(build):
+        removed = cache.flush(build)
+        mark_for_reconfigure(build)
+    else:  # a --build-dir of 'detect': only its own files, no walk
+        removed = [p for lang in ("c", "cpp") if cache.discard(p := cache.cache_path(build, lang))]
     print(f"flushed {len(removed)} cache file(s) in {build}")
     return 0
 
 
 def cmd_report(ns: argparse.Namespace) -> int:
-    files = sorted(Path(ns.builddir).glob("**/ccopt-features*.json"))
+    files = cache.find(_build_dir(ns.builddir))
     if not files:
         raise InputError(f"no ccopt feature file under '{ns.builddir}'; configure the project first")
-    docs = [api.read(f.parent, "cpp" if f.name.endswith("-cpp.json") else "c") for f in files]
+    dets = [pipeline.read_file(f) for f in files]
     if ns.json:
+        docs = [d.to_json() for d in dets]
         _print_json(docs[0] if len(docs) == 1 else docs)
         return 0
-    for f, doc in zip(files, docs):
-        doc = dict(doc, cache={"hit": True, "key": doc["cache"]["key"]})
-        sys.stdout.write(format_report(doc, f))
+    for f, det in zip(files, dets):
+        sys.stdout.write(format_report(det, f))
     return 0
 
 
 def cmd_setup(ns: argparse.Namespace) -> int:  # reached only through --help; main() forwards 'setup'
-    from .meson import run_setup
+    from .meson_glue import run_setup
 
     return run_setup(ns.meson_args)
 
 
 def cmd_configure(ns: argparse.Namespace) -> int:
-    from .meson import configure
+    from .meson_glue import ConfigureOptions, configure
 
-    return configure(ns)
+    out = Path(ns.output_dir)
+    opts = ConfigureOptions(out, Path(ns.build_dir) if ns.build_dir else None, ns.flush, ns.write_config)
+    return configure(request_from(ns, env_flags=False), opts)
 
 
 def cmd_targets(ns: argparse.Namespace) -> int:
-    from .meson import targets
+    from .meson_glue import TargetsOptions, targets
 
-    return targets(ns)
+    out = Path(ns.output_dir) if ns.output_dir else None
+    return targets(TargetsOptions(tuple(ns.sources), Path(ns.feature_file), out))
 
 
 def _detect_parser(p: argparse.ArgumentParser) -> None:
@@ -338,7 +361,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     try:
         if args[:1] == ["setup"]:  # everything after 'setup' belongs to meson, unparsed
-            from .meson import run_setup
+            from .meson_glue import run_setup
 
             return run_setup(args[1:])
         only = args[0] if args and args[0] in COMMANDS else None

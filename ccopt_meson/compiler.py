@@ -1,7 +1,8 @@
 """Compiler identity: who the compiler is and what it targets, from its own words.
 
-Everything here is pure: it reads a predefined-macro dump (``cc -dM -E``) that
-the probe stage produced.  The target architecture comes from the compiler's
+Identity comes from a predefined-macro dump (``cc -dM -E``) that the probe
+stage produced; the only other input is the file system, for the resolved
+compiler binaries that stand in for the compiler in the cache key.  The target architecture comes from the compiler's
 macros, never from the Python running this helper, so cross compilers work.
 """
 
@@ -11,7 +12,7 @@ import os
 import re
 from typing import Mapping, NamedTuple, Sequence
 
-from .tables import Machine, compilers_data, machines
+from .tables import Machine, compiler_spec, compilers_data, machines
 
 __all__ = [
     "Compiler",
@@ -21,6 +22,7 @@ __all__ = [
     "machine_from_macros",
     "macro_satisfied",
     "binary_identity",
+    "describe_unknown_target",
 ]
 
 _DEFINE = re.compile(r"^#define\s+([A-Za-z_][A-Za-z0-9_]*)(?:\s+(.*))?$")
@@ -59,12 +61,7 @@ def identify_id(macros: Mapping[str, str]) -> str:
 
 
 def version_from_macros(compiler_id: str, macros: Mapping[str, str]) -> str:
-    triples = {
-        "clang": ("__clang_major__", "__clang_minor__", "__clang_patchlevel__"),
-        "clang-cl": ("__clang_major__", "__clang_minor__", "__clang_patchlevel__"),
-        "gcc": ("__GNUC__", "__GNUC_MINOR__", "__GNUC_PATCHLEVEL__"),
-    }
-    keys = triples.get(compiler_id)
+    keys = compiler_spec(compiler_id).version_macros
     if keys and all(k in macros for k in keys):
         return ".".join(macros[k] for k in keys)
     return macros.get("__VERSION__", "").strip('"') or "unknown"
@@ -132,3 +129,15 @@ def binary_identity(command: Sequence[str]) -> list[list[object]]:
         except OSError:
             out.append([prog, None, None])
     return out
+
+
+def describe_unknown_target(command: Sequence[str], macros: Mapping[str, str]) -> str:
+    """The error for a 'compiler' whose macros name no machine of the tables (or that printed none)."""
+    who = " ".join(command)
+    if not macros:
+        return (f"'{who}' printed no predefined macros for an empty file, so it is not a C compiler this tool "
+                "can drive; pass a compiler with --cc (or set CC)")
+    arch = sorted(m for m in macros if re.fullmatch(r"__[a-z0-9_]+__", m) and not m.startswith("__GNUC"))
+    shown = ", ".join(arch[:6]) or ", ".join(sorted(macros)[:6])
+    return (f"compiler '{who}' targets an architecture no feature table knows (its macros include {shown}); "
+            "ccopt-meson supports x86, ARM, POWER, IBM Z, RISC-V and LoongArch")

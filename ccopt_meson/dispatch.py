@@ -7,19 +7,21 @@ A dispatch source declares, in a C comment, which targets it is compiled for::
 Names are case-insensitive; ``baseline`` also builds the baseline version;
 ``( ... )`` is one multi-feature target; policies start with ``$``.  Names of
 other architectures are skipped (one source serves every architecture).
-Parsing is pure; ``select`` applies the detection document of a build.
+Parsing is pure; ``select`` applies the ``Detection`` of a build.
 """
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any, Mapping, NamedTuple, Sequence
+from typing import NamedTuple, Sequence
 
+from . import fsio
 from .errors import DispatchSourceError, InputError, did_you_mean
+from .records import Detection
 from .tables import Table, all_feature_names, family_of, table_for
 
-__all__ = ["POLICIES", "Statement", "parse_text", "parse_file", "render", "Target", "select", "target_name"]
+__all__ = ["POLICIES", "Statement", "parse_text", "parse_file", "render_statement", "Target", "select", "target_name"]
 
 POLICIES = ("KEEP_BASELINE", "KEEP_SORT", "MAXOPT", "WERROR", "AUTOVEC")
 MAX_LINES = 1000
@@ -115,18 +117,19 @@ def parse_text(text: str, where: str = "<source>") -> Statement:
     return Statement(baseline, tuple(dict.fromkeys(targets)), frozenset(policies), line)
 
 
+MAX_SOURCE_BYTES = 16 << 20  # numpy's largest dispatch source is ~0.2 MiB
+
+
 def parse_file(path: str | Path) -> Statement:
     p = Path(path)
     try:
-        text = p.read_text(encoding="utf-8", errors="replace")
+        data = fsio.read_bounded(p, MAX_SOURCE_BYTES, "dispatch source")
     except FileNotFoundError as exc:
         raise InputError(f"dispatch source '{p}' does not exist") from exc
-    except OSError as exc:
-        raise InputError(f"cannot read dispatch source '{p}': {exc.strerror}") from exc
-    return parse_text(text, p.name)
+    return parse_text(data.decode("utf-8", errors="replace"), p.name)
 
 
-def render(st: Statement) -> str:
+def render_statement(st: Statement) -> str:
     """Canonical text: ``parse_text('/*@targets ' + render(s) + '*/')`` equals ``s`` (line aside)."""
     words = ["$" + p.lower() for p in POLICIES if p in st.policies]
     words += ["baseline"] if st.baseline else []
@@ -145,68 +148,50 @@ def target_name(members: Sequence[str]) -> str:
     return "__".join(members)
 
 
-def doc_table(doc: Mapping[str, Any]) -> Table:
-    """The table a detection document was made with, in the build's own flag context."""
-    return table_for(doc["arch"], doc["compiler"]["id"]).with_context(doc["compiler"].get("args", ()))
-
-
-def _defines(table: Table, doc: Mapping[str, Any], members: Sequence[str]) -> list[str]:
-    names: list[str] = []
-    for n in table.sort(table.closure(members)):
-        f = doc["features"][n]
-        names += [n, *f["group"], *(e for e, ok in f["extra_checks"].items() if ok)]
-    return [f"-DCCOPT_HAVE_{n}=1" for n in dict.fromkeys(names)]
-
-
-def baseline_args(doc: Mapping[str, Any]) -> list[str]:
-    """Compile args of the baseline: flags plus CCOPT_HAVE_* defines."""
-    if doc.get("family") is None or not doc["baseline"]["names"]:
-        return list(doc["baseline"]["args"])
-    table = doc_table(doc)
-    return [*doc["baseline"]["args"], *_defines(table, doc, doc["baseline"]["names"])]
-
-
-def make_target(doc: Mapping[str, Any], members: Sequence[str], extra: Sequence[str] = ()) -> Target:
+def make_target(det: Detection, members: Sequence[str], extra: Sequence[str] = ()) -> Target:
     """One (multi-)feature target: its compile args and its run-time checks."""
-    table = doc_table(doc)
-    baseline = list(doc["baseline"]["names"])
+    table = det.table
+    assert table is not None
     name = target_name(members)
     # The baseline's flags go in too: a target build is the baseline plus more.  On ARM this
     # merges -march=...+ext of both, where the later flag alone would drop the baseline's.
-    flags = table.flags_for([*baseline, *members])
-    args = [*flags, *_defines(table, doc, members), *extra, f"-DCCOPT_TARGET={name}"]
+    flags = table.flags_for([*det.baseline, *members])
+    args = [*flags, *det.defines(members), *extra, det.define(f"CCOPT_TARGET={name}")]
     # The run-time library judges features by the GCC graph; a compiler whose flag for a member
     # also enables more (Intel's FMA3 is -march=core-avx2, MSVC's AVX512F is /arch:AVX512) needs
     # those checked too, or the version could run on a CPU without them (SIGILL).
-    runtime = table_for(doc["arch"], "gcc")
-    more = table.closure(members) - runtime.closure(members) - set(baseline)
+    runtime = table_for(det.arch, "gcc")
+    more = table.closure(members) - runtime.closure(members) - set(det.baseline)
     return Target(name, tuple(members), tuple(args), (*members, *table.sort(more)))
 
 
-def policy_args(doc: Mapping[str, Any], policies: frozenset[str]) -> list[str]:
+def baseline_target(det: Detection, extra: Sequence[str] = ()) -> Target:
+    return Target("BASELINE", (), (*det.baseline_args(), *extra, det.define("CCOPT_TARGET=BASELINE")))
+
+
+def policy_args(det: Detection, policies: frozenset[str]) -> list[str]:
     extra: list[str] = []
     if "MAXOPT" in policies or "AUTOVEC" in policies:
-        extra += [] if doc["policy"]["debug"] else list(doc["policy"]["opt"])
+        extra += [] if det.policy.debug else list(det.policy.opt)
     if "WERROR" in policies:
-        extra += list(doc["policy"]["werror"])
+        extra += list(det.policy.werror)
     return extra
 
 
-def select(st: Statement, doc: Mapping[str, Any]) -> list[Target]:
+def select(st: Statement, det: Detection) -> list[Target]:
     """The targets of one source for one build, highest first, then BASELINE if asked for."""
-    extra = policy_args(doc, st.policies)
+    extra = policy_args(det, st.policies)
     out: list[Target] = []
-    if doc.get("family") is not None:
-        table = doc_table(doc)
-        out = [make_target(doc, members, extra) for members in _choose(st, doc, table)]
+    if det.table is not None:
+        out = [make_target(det, members, extra) for members in _choose(st, det, det.table)]
     if st.baseline:
-        out.append(Target("BASELINE", (), (*baseline_args(doc), *extra, "-DCCOPT_TARGET=BASELINE")))
+        out.append(baseline_target(det, extra))
     return out
 
 
-def _choose(st: Statement, doc: Mapping[str, Any], table: Table) -> list[tuple[str, ...]]:
-    baseline = set(doc["baseline"]["names"])
-    enabled = baseline | set(doc["dispatch"]["names"])
+def _choose(st: Statement, det: Detection, table: Table) -> list[tuple[str, ...]]:
+    baseline = set(det.baseline)
+    enabled = baseline | set(det.dispatch)
     family = table.machine.family
     chosen: list[tuple[str, ...]] = []
     for t in st.targets:
@@ -224,7 +209,7 @@ def _choose(st: Statement, doc: Mapping[str, Any], table: Table) -> list[tuple[s
         o != m and len(o) == 1 and m[0] in table.closure(o) and o[0] in table.closure(m)
         and table.rank(o) > table.rank(m) for o in chosen))]
     if "AUTOVEC" in st.policies:
-        chosen = [m for m in chosen if all(doc["features"][n]["autovec"] for n in m)]
+        chosen = [m for m in chosen if all(table.features[n].flags for n in m)]
     if "KEEP_SORT" not in st.policies:
         chosen.sort(key=lambda m: table.rank(m), reverse=True)
     return chosen

@@ -1,4 +1,4 @@
-"""Probing: the only stage that starts processes.
+"""Probing: the stage that starts compiler processes.
 
 The plan, cheapest sound first:
 
@@ -40,9 +40,10 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from .compiler import macro_satisfied, parse_macro_dump
 from .errors import CompilerError, InputError
+from .records import Outcome
 from .tables import DATA_DIR, PROBES_DIR, Table
 
-__all__ = ["ProcResult", "Runner", "run_process", "Session", "Outcome", "probe_features", "diagnose",
+__all__ = ["ProcResult", "Runner", "run_process", "Scratch", "Session", "Outcome", "probe_features", "diagnose",
            "timeout_from_env", "describe_status"]
 
 DEFAULT_TIMEOUT = 120.0
@@ -52,6 +53,10 @@ DEFAULT_TIMEOUT = 120.0
 class ProcResult:
     returncode: int
     output: str
+
+    def first_line(self, default: str = "") -> str:
+        """The first non-blank line of the output: what a one-line error quotes."""
+        return next((ln.strip() for ln in self.output.splitlines() if ln.strip()), default)
 
 
 Runner = Callable[[Sequence[str], float], ProcResult]
@@ -131,12 +136,6 @@ def describe_status(returncode: int) -> str:
     return f"killed by signal {name}"
 
 
-@dataclass(frozen=True)
-class Outcome:
-    supported: bool
-    reason: str = ""
-
-
 # --------------------------------------------------------------------------- diagnostics
 
 _LOCATED = re.compile(
@@ -209,50 +208,73 @@ def diagnose(
 # --------------------------------------------------------------------------- session
 
 
-class Session:
-    """A compiler command plus a scratch directory; counts the processes it starts."""
+class Scratch:
+    """A scratch directory, the process runner and the count of processes started (shared by threads)."""
 
-    def __init__(self, command: Sequence[str], args: Sequence[str], lang: str, driver: Mapping[str, Any],
-                 runner: Runner | None = None, timeout: float | None = None) -> None:
-        self.command = list(command)
-        self.user_args = list(args)
-        self.lang = lang
-        self.driver = driver
+    def __init__(self, runner: Runner | None = None, timeout: float | None = None) -> None:
         self.runner: Runner = runner or run_process
         self.timeout = timeout or timeout_from_env()
         self.processes = 0
         self._lock = threading.Lock()
-        self._tmp = Path(tempfile.mkdtemp(prefix="ccopt-"))
+        self.dir = Path(tempfile.mkdtemp(prefix="ccopt-"))
         self._n = 0
 
-    @property
-    def args(self) -> list[str]:
-        """The user's args minus warning options (per driver): those change no code."""
-        drop = [re.compile(p) for p in self.driver.get("probe_drop_args", ())]
-        return [a for a in self.user_args if not any(p.search(a) for p in drop)]
-
     def close(self) -> None:
-        shutil.rmtree(self._tmp, ignore_errors=True)
+        shutil.rmtree(self.dir, ignore_errors=True)
 
-    def __enter__(self) -> Session:
+    def __enter__(self) -> Scratch:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _next(self, suffix: str) -> Path:
+    def next_path(self, suffix: str) -> Path:
         with self._lock:
             self._n += 1
-            return self._tmp / f"p{self._n}{suffix}"
+            return self.dir / f"p{self._n}{suffix}"
 
-    def run(self, extra: Sequence[str]) -> ProcResult:
+    def run(self, argv: Sequence[str]) -> ProcResult:
         with self._lock:
             self.processes += 1
-        return self.runner([*self.command, *self.args, *extra], self.timeout)
+        return self.runner(argv, self.timeout)
+
+
+class Session:
+    """One compiler (command, the user's args, language, driver syntax) in a scratch directory."""
+
+    def __init__(self, scratch: Scratch, command: Sequence[str], args: Sequence[str], lang: str,
+                 driver: Mapping[str, Any]) -> None:
+        self.scratch = scratch
+        self.command = list(command)
+        self.lang = lang
+        self.driver = driver
+        self.args = self._probe_args(args)
+
+    def _probe_args(self, args: Sequence[str]) -> list[str]:
+        """The user's args minus warning options and output names (per driver): those change no code,
+        and a user's ``-o FILE`` must not redirect a probe's output."""
+        drop = [re.compile(p) for p in self.driver.get("probe_drop_args", ())]
+        with_value = [re.compile(p) for p in self.driver.get("probe_drop_args_with_value", ())]
+        out: list[str] = []
+        skip = False
+        for a in args:
+            if skip:
+                skip = False
+            elif any(p.search(a) for p in with_value):
+                skip = True
+            elif not any(p.search(a) for p in drop):
+                out.append(a)
+        return out
+
+    def _next(self, suffix: str) -> Path:
+        return self.scratch.next_path(suffix)
+
+    def run(self, extra: Sequence[str]) -> ProcResult:
+        return self.scratch.run([*self.command, *self.args, *extra])
 
     def clean(self, text: str) -> str:
         """Make compiler output deterministic: no scratch or install paths."""
-        text = text.replace(str(self._tmp) + os.sep, "").replace(str(PROBES_DIR) + os.sep, "probes/")
+        text = text.replace(str(self.scratch.dir) + os.sep, "").replace(str(PROBES_DIR) + os.sep, "probes/")
         return text.replace(str(DATA_DIR) + os.sep, "")
 
     def dump_macros(self, flags: Sequence[str]) -> tuple[dict[str, str] | None, ProcResult]:
@@ -278,10 +300,16 @@ class Session:
             return ProcResult(1, res.output + f"{self.command[0]}: error: exited 0 but wrote no object file\n")
         return res
 
-    def write_unit(self, probes: Iterable[Path]) -> Path:
+    def write_unit(self, probes: Iterable[Path]) -> tuple[Path, list[str]]:
+        """A translation unit including every probe, and the flags that make it find them.
+
+        Probes are included by their name under the probe directory (``x86/avx2.c``), which is
+        ours and safe to quote; the directory itself, which may hold any character, is passed
+        as an argument (``-I``), never written into C source.
+        """
         src = self._next(".c")
-        src.write_text("".join(f'#include "{p.as_posix()}"\n' for p in probes))
-        return src
+        src.write_text("".join(f'#include "{p.relative_to(PROBES_DIR).as_posix()}"\n' for p in probes))
+        return src, [str(self.driver["include"]).format(str(PROBES_DIR))]
 
     def check_trivial(self) -> None:
         """A compiler that cannot build an empty function is an error, not 'no features'."""
@@ -289,7 +317,7 @@ class Session:
         src.write_text("int ccopt_trivial(void) { return 0; }\n")
         res = self.compile(src, [])
         if res.returncode != 0:
-            first = next((ln for ln in self.clean(res.output).splitlines() if ln.strip()), "")
+            first = ProcResult(res.returncode, self.clean(res.output)).first_line()
             raise CompilerError(
                 f"compiler '{' '.join(self.command)}' cannot compile a trivial C file"
                 f" ({describe_status(res.returncode)}){': ' + first if first else ''}"
@@ -320,11 +348,11 @@ def _owners(table: Table, names: Iterable[str]) -> tuple[dict[str, str], dict[st
     flag_owner: dict[str, list[str]] = {}
     for n in names:
         if n in table.features:
-            probe_owner[table.features[n].probe.as_posix()] = n
+            probe_owner[table.features[n].probe.relative_to(PROBES_DIR).as_posix()] = n
             for f in table.features[n].flags:
                 flag_owner.setdefault(f, []).append(n)
         else:
-            probe_owner[table.extra_checks[n].probe.as_posix()] = n
+            probe_owner[table.extra_checks[n].probe.relative_to(PROBES_DIR).as_posix()] = n
     return probe_owner, flag_owner
 
 
@@ -337,8 +365,8 @@ def _batch(session: Session, table: Table, features: list[str], extras: list[str
         if not live:
             return True
         probes = [table.features[n].probe for n in live] + [table.extra_checks[e].probe for e in live_extras]
-        unit = session.write_unit(probes)
-        res = session.compile(unit, table.flags_for(live))
+        unit, include = session.write_unit(probes)
+        res = session.compile(unit, [*table.flags_for(live), *include])
         probe_owner, flag_owner = _owners(table, live + live_extras)
         diag = diagnose(res.output, res.returncode, probe_owner, flag_owner)
         if not diag.bad:
@@ -409,8 +437,7 @@ def _verify_own_flags(session: Session, table: Table, names: list[str], outcomes
         results = list(pool.map(lambda n: session.dump_macros(table.flags_for([n])), odd))
     for n, (macros, res) in zip(odd, results):
         if macros is None:
-            first = next((ln for ln in res.output.splitlines() if ln.strip()), "flags refused")
-            outcomes[n] = Outcome(False, session.clean(first))
+            outcomes[n] = Outcome(False, session.clean(res.first_line("flags refused")))
         elif not all(macro_satisfied(m, macros) for m in table.features[n].macros):
             outcomes[n] = Outcome(False, f"flags {' '.join(table.flags_for([n]))} do not enable {n}")
     _prune(table, names, outcomes)

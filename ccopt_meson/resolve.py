@@ -17,7 +17,7 @@ from typing import Iterable, Mapping, NamedTuple, Sequence
 from .errors import InputError, did_you_mean
 from .tables import Table, all_feature_names, family_of
 
-__all__ = ["SPECIAL", "Token", "tokenize", "render", "uses", "evaluate", "Resolution", "resolve"]
+__all__ = ["SPECIAL", "Token", "tokenize", "render_tokens", "uses", "evaluate", "Resolution", "resolve"]
 
 SPECIAL = ("MIN", "MAX", "NATIVE", "DETECT", "NONE")
 _WORD = re.compile(r"[A-Za-z0-9_]+")
@@ -67,8 +67,8 @@ def tokenize(text: str, option: str) -> list[Token]:
     return tokens
 
 
-def render(tokens: Sequence[Token]) -> str:
-    """Canonical text of a token list: ``tokenize(render(t)) == t``."""
+def render_tokens(tokens: Sequence[Token]) -> str:
+    """Canonical text of a token list: ``tokenize(render_tokens(t)) == t``."""
     return " ".join((t.word if t.op == "+" else f"-{t.word}") for t in tokens)
 
 

@@ -38,6 +38,10 @@ __all__ = [
     "normalize_flags",
     "data_digest",
     "validate_schema",
+    "read_json",
+    "all_names_of",
+    "picks_cpu",
+    "native_flags_anywhere",
 ]
 
 DATA_DIR = Path(__file__).resolve().parent / "data"
@@ -104,12 +108,14 @@ class CompilerSpec(NamedTuple):
     opt: tuple[str, ...]
     werror: tuple[str, ...]
     debug_patterns: tuple[str, ...]
+    version_macros: tuple[str, ...] = ()
 
 
 # --------------------------------------------------------------------------- loading
 
 
-def _read_json(path: Path) -> Any:
+def read_json(path: Path) -> Any:
+    """A JSON data file of the package (tables, schemas)."""
     try:
         with open(path, encoding="utf-8") as fh:
             return json.load(fh)
@@ -117,28 +123,55 @@ def _read_json(path: Path) -> Any:
         raise TableError(f"cannot read feature table {path.name}: {exc}") from exc
 
 
+_TYPES: Mapping[str, Callable[[Any], bool]] = {
+    "object": lambda v: isinstance(v, dict),
+    "array": lambda v: isinstance(v, list),
+    "string": lambda v: isinstance(v, str),
+    "integer": lambda v: isinstance(v, int) and not isinstance(v, bool),
+    "boolean": lambda v: isinstance(v, bool),
+    "null": lambda v: v is None,
+}
+
+
+def _kind(value: Any, schema: Mapping[str, Any], where: str) -> str | None:
+    """The JSON type ``value`` matched (``type`` may be a list, e.g. ``["string", "null"]``)."""
+    kinds = schema.get("type")
+    if kinds is None:
+        return None
+    for kind in [kinds] if isinstance(kinds, str) else kinds:
+        if _TYPES[kind](value):
+            return str(kind)
+    raise TableError(f"{where}: expected {kinds if isinstance(kinds, str) else ' or '.join(kinds)}, "
+                     f"got {json.dumps(value)[:60]}")
+
+
+def _check_bounds(value: Any, schema: Mapping[str, Any], kind: str | None, where: str) -> None:
+    if "enum" in schema and value not in schema["enum"]:
+        raise TableError(f"{where}: {json.dumps(value)[:40]} is not one of {schema['enum']}")
+    if "minimum" in schema and value < schema["minimum"]:
+        raise TableError(f"{where}: {value} is below {schema['minimum']}")
+    if kind == "string" and "pattern" in schema and not re.search(schema["pattern"], value):
+        raise TableError(f"{where}: {value[:40]!r} does not match {schema['pattern']}")
+    size = len(value) if kind in ("array", "object") else None
+    if size is not None and size < schema.get("minItems", 0):
+        raise TableError(f"{where}: fewer than {schema['minItems']} items")
+    if size is not None and size > schema.get("maxItems", schema.get("maxProperties", size)):
+        raise TableError(f"{where}: too many items ({size})")
+
+
 def validate_schema(value: Any, schema: Mapping[str, Any], defs: Mapping[str, Any], where: str) -> None:
-    """Check ``value`` against the JSON-Schema subset used by ``data/schema.json``."""
+    """Check ``value`` against the JSON-Schema subset ``data/*.schema.json`` and ``data/schema.json`` use."""
     if "$ref" in schema:
         validate_schema(value, defs[schema["$ref"]], defs, where)
         return
-    kind = schema.get("type")
-    checks = {
-        "object": lambda v: isinstance(v, dict),
-        "array": lambda v: isinstance(v, list),
-        "string": lambda v: isinstance(v, str),
-        "integer": lambda v: isinstance(v, int) and not isinstance(v, bool),
-        "boolean": lambda v: isinstance(v, bool),
-    }
-    if kind is not None and not checks[kind](value):
-        raise TableError(f"{where}: expected {kind}, got {json.dumps(value)[:60]}")
-    if "minimum" in schema and value < schema["minimum"]:
-        raise TableError(f"{where}: {value} is below {schema['minimum']}")
-    if "pattern" in schema and not re.search(schema["pattern"], value):
-        raise TableError(f"{where}: {value!r} does not match {schema['pattern']}")
-    if kind == "array" and "items" in schema:
+    kind = _kind(value, schema, where)
+    _check_bounds(value, schema, kind, where)
+    if kind == "array":
+        prefix = schema.get("prefixItems", ())
         for i, item in enumerate(value):
-            validate_schema(item, schema["items"], defs, f"{where}[{i}]")
+            sub = prefix[i] if i < len(prefix) else schema.get("items")
+            if sub is not None:
+                validate_schema(item, sub, defs, f"{where}[{i}]")
     if kind == "object":
         props = schema.get("properties", {})
         for key in schema.get("required", []):
@@ -149,19 +182,19 @@ def validate_schema(value: Any, schema: Mapping[str, Any], defs: Mapping[str, An
             if key in props:
                 validate_schema(item, props[key], defs, f"{where}.{key}")
             elif extra is False:
-                raise TableError(f"{where}: unknown key '{key}'{did_you_mean(key, props)}")
+                raise TableError(f"{where}: unknown key '{key[:40]}'{did_you_mean(key, props)}")
             elif isinstance(extra, dict):
-                validate_schema(item, extra, defs, f"{where}.{key}")
+                validate_schema(item, extra, defs, f"{where}.{key[:40]}")
 
 
 @functools.cache
 def _raw_family(family: str) -> Mapping[str, Any]:
-    return _read_json(FEATURES_DIR / f"{family}.json")  # type: ignore[no-any-return]
+    return read_json(FEATURES_DIR / f"{family}.json")  # type: ignore[no-any-return]
 
 
 def validate_family(family: str) -> None:
     """Check one table against ``data/schema.json`` (the tests do it for every table)."""
-    schema = _read_json(DATA_DIR / "schema.json")
+    schema = read_json(DATA_DIR / "schema.json")
     validate_schema(_raw_family(family), schema, schema["definitions"], f"{family}.json")
 
 
@@ -209,7 +242,15 @@ def machines() -> tuple[Machine, ...]:
     return tuple(out)
 
 
+@functools.cache
+def host_data() -> Mapping[str, Any]:
+    """Facts about naming the machine this helper runs on (``data/host.json``)."""
+    return read_json(DATA_DIR / "host.json")  # type: ignore[no-any-return]
+
+
 def machine_by_name(name: str) -> Machine:
+    """A machine by its table name or an alias (``arm64``, ``amd64``, ``ppc64el``, ...)."""
+    name = host_data()["aliases"].get(name.lower(), name.lower())
     for m in machines():
         if m.name == name:
             return m
@@ -236,8 +277,31 @@ def family_of(name: str) -> str | None:
 
 
 @functools.cache
+def all_names_of(family: str) -> frozenset[str]:
+    """Feature and extra-check names of one family: what a cache file may name."""
+    raw = _raw_family(family)
+    return frozenset([*(f["name"] for f in raw["features"]), *(e["name"] for e in raw["extra_checks"])])
+
+
+@functools.cache
+def _arch_selecting() -> tuple[re.Pattern[str], ...]:
+    return tuple(re.compile(p) for p in compilers_data()["arch_selecting_args"]["patterns"])
+
+
+def picks_cpu(arg: str) -> bool:
+    """Is ``arg`` one with which a user picks the target CPU (``-march=``, ``-mcpu=``, ``/arch:``, ...)?"""
+    return any(p.search(arg) for p in _arch_selecting())
+
+
+@functools.cache
+def native_flags_anywhere() -> frozenset[str]:
+    """Every native flag of every family and compiler style (``-march=native``, ``-xHost``, ...)."""
+    return frozenset(f for fam in families() for flags in _raw_family(fam)["native_flag"].values() for f in flags)
+
+
+@functools.cache
 def compilers_data() -> Mapping[str, Any]:
-    return _read_json(DATA_DIR / "compilers.json")  # type: ignore[no-any-return]
+    return read_json(DATA_DIR / "compilers.json")  # type: ignore[no-any-return]
 
 
 def compiler_spec(compiler_id: str) -> CompilerSpec:
@@ -253,6 +317,7 @@ def compiler_spec(compiler_id: str) -> CompilerSpec:
         opt=tuple(entry["opt"]),
         werror=tuple(entry["werror"]),
         debug_patterns=tuple(entry["debug_patterns"]),
+        version_macros=tuple(entry.get("version_macros", ())),
     )
 
 
@@ -343,8 +408,7 @@ class Table(NamedTuple):
 
     def with_context(self, args: Sequence[str]) -> Table:
         """This table, for a build whose own args pick a CPU (``-march=``, ``-mcpu=``, ...)."""
-        picked = compilers_data()["arch_selecting_args"]["patterns"]
-        ctx = tuple(a for a in args if any(re.search(p, a) for p in picked))
+        ctx = tuple(a for a in args if picks_cpu(a))
         return self if ctx == self.context else self._replace(context=ctx)
 
     def rank(self, target: Sequence[str]) -> int:

@@ -99,3 +99,10 @@ class FakeCompiler:
 @pytest.fixture
 def fake() -> Callable[..., FakeCompiler]:
     return FakeCompiler
+
+
+def detect_doc(req: object, **kw: object) -> dict:  # type: ignore[type-arg]
+    """``detect`` as its JSON document (what ``--json`` prints): the contract users script against."""
+    from ccopt_meson import detect
+
+    return detect(req, **kw).to_json()  # type: ignore[arg-type]

@@ -10,8 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ccopt_meson import Request, detect
-from ccopt_meson.dispatch import Statement, parse_file, parse_text, render, select
+from ccopt_meson import Detection, Request, detect
+from ccopt_meson.dispatch import Statement, parse_file, parse_text, select
+from ccopt_meson.dispatch import render_statement as render
 from ccopt_meson.emit import config_header, dispatch_header, header_name
 from ccopt_meson.errors import CcoptError, DispatchSourceError, InputError
 
@@ -19,11 +20,11 @@ GOLDEN = Path(__file__).parent / "data" / "golden"
 
 
 @pytest.fixture
-def doc(fake: Callable[..., Any]) -> dict[str, Any]:
+def doc(fake: Callable[..., Any]) -> Detection:
     return detect(Request(command=("fakecc",), baseline="min", dispatch="max -xop -fma4"), runner=fake())
 
 
-def names(text: str, doc: dict[str, Any]) -> list[str]:
+def names(text: str, doc: Detection) -> list[str]:
     return [t.name for t in select(parse_text(f"/*@targets {text} */"), doc)]
 
 
@@ -39,11 +40,11 @@ def names(text: str, doc: dict[str, Any]) -> list[str]:
     ("vsx2 asimd", []),
     ("x86_v2 x86_v3 x86_v4", ["X86_V4", "X86_V3", "X86_V2"]),
 ])
-def test_numpy_examples(doc: dict[str, Any], text: str, expected: list[str]) -> None:
+def test_numpy_examples(doc: Detection, text: str, expected: list[str]) -> None:
     assert names(text, doc) == expected
 
 
-def test_policies_add_flags(doc: dict[str, Any]) -> None:
+def test_policies_add_flags(doc: Detection) -> None:
     t = select(parse_text("/*@targets $maxopt $werror baseline avx2 */"), doc)
     assert all("-O3" in x.args and "-Werror" in x.args for x in t)
     avx2 = t[0]
@@ -104,17 +105,17 @@ def _golden(name: str, text: str) -> None:
     assert text == path.read_text(), f"{name} changed; rerun with CCOPT_UPDATE_GOLDEN=1 if intended"
 
 
-def test_golden_config_header(doc: dict[str, Any]) -> None:
+def test_golden_config_header(doc: Detection) -> None:
     _golden("ccopt_config.x86_64-gcc.h", config_header(doc))
 
 
-def test_golden_dispatch_header(doc: dict[str, Any]) -> None:
+def test_golden_dispatch_header(doc: Detection) -> None:
     targets = select(parse_text("/*@targets $maxopt baseline sse42 (fma3 avx2) avx512_skx asimd */"), doc)
     assert header_name("src/kern.dispatch.c") == "kern.dispatch.h"
     _golden("kern.dispatch.h", dispatch_header("src/kern.dispatch.c", targets))
 
 
-def test_headers_compile_and_dispatch(doc: dict[str, Any], tmp_path: Path, gcc: str) -> None:
+def test_headers_compile_and_dispatch(doc: Detection, tmp_path: Path, gcc: str) -> None:
     """The generated headers plus ccopt_dispatch.h compile, and pick a target that exists."""
     import subprocess
 
@@ -163,7 +164,7 @@ def test_target_flags_keep_the_baseline_march_extensions(fake: Callable[..., Any
     assert "-march=armv8.2-a+fp16+dotprod+sve" in sve.args  # not the SVE closure alone: +dotprod stays
 
 
-def test_no_fitting_version_and_no_baseline_aborts_with_a_message(doc: dict[str, Any], tmp_path: Path,
+def test_no_fitting_version_and_no_baseline_aborts_with_a_message(doc: Detection, tmp_path: Path,
                                                                    gcc: str) -> None:
     import subprocess
 

@@ -7,7 +7,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ccopt_meson.errors import CcoptError, InputError
-from ccopt_meson.resolve import Token, evaluate, render, resolve, tokenize
+from ccopt_meson.resolve import Token, evaluate, resolve, tokenize
+from ccopt_meson.resolve import render_tokens as render
 from ccopt_meson.tables import table_for
 
 X86 = table_for("x86_64", "gcc")

@@ -7,14 +7,17 @@ from typing import Any, Callable
 
 import pytest
 
-from ccopt_meson import Request, detect
+from ccopt_meson import Request
 from ccopt_meson.errors import CompilerError
 from ccopt_meson.probe import diagnose
 
+from .conftest import detect_doc
+
 
 def run(fake: Any, **kw: Any) -> dict[str, Any]:
-    req = Request(command=("fakecc",), baseline=kw.pop("baseline", "min"), dispatch=kw.pop("dispatch", "max"))
-    return detect(req, runner=fake, **kw)
+    req = Request(command=("fakecc",), baseline=kw.pop("baseline", "min"), dispatch=kw.pop("dispatch", "max"),
+                  cpu_family=kw.pop("cpu_family", None))
+    return detect_doc(req, runner=fake, **kw)
 
 
 def test_all_pass_in_one_batch(fake: Callable[..., Any]) -> None:
@@ -54,9 +57,15 @@ def test_warning_inside_a_compiler_header_costs_nothing(fake: Callable[..., Any]
     assert doc["features"]["AVX512_KNL"]["supported"] is True
 
 
-def test_unknown_arch_gives_no_features_not_an_error(fake: Callable[..., Any]) -> None:
-    doc = run(fake(macros="#define __GNUC__ 12\n#define __sparc__ 1\n"))
+def test_unknown_arch_from_meson_gives_no_features_not_an_error(fake: Callable[..., Any]) -> None:
+    # Meson vouches for the compiler (cpu_family given): the project configures, without SIMD
+    doc = run(fake(macros="#define __GNUC__ 12\n#define __sparc__ 1\n"), cpu_family="sparc64")
     assert doc["arch"] == "unknown" and doc["baseline"]["names"] == [] and doc["dispatch"]["names"] == []
+
+
+def test_unknown_arch_without_meson_is_an_error_naming_the_macros(fake: Callable[..., Any]) -> None:
+    with pytest.raises(CompilerError, match=r"targets an architecture no feature table knows .*__sparc__"):
+        run(fake(macros="#define __GNUC__ 12\n#define __sparc__ 1\n"))
 
 
 def test_aarch64_cross_compiler_is_detected_from_macros(fake: Callable[..., Any]) -> None:
@@ -119,7 +128,7 @@ def test_msvc_style_driver_checks_conflicting_arch_flags_by_compiling(tmp_path: 
         Path(out).write_bytes(b"")
         return ProcResult(0, "")
 
-    doc = detect(Request(command=("cl",), compiler_id="msvc", cpu_family="x86_64", cross=False), runner=cl)
+    doc = detect_doc(Request(command=("cl",), compiler_id="msvc", cpu_family="x86_64", cross=False), runner=cl)
     assert {"AVX", "AVX2", "AVX512_SKX", "SSE42"} <= set(doc["dispatch"]["names"])
     assert doc["features"]["AVX512_SPR"]["supported"] is False  # a table entry with a reason
     assert any("/arch:AVX2" in a for a in calls[-1] + sum(calls, []))

@@ -28,13 +28,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ccopt_meson import Request, api, cache, detect, tables
-from ccopt_meson.dispatch import parse_file, parse_text, render
+from ccopt_meson import Request, cache, host, pipeline, tables
+from ccopt_meson.dispatch import parse_file, parse_text
+from ccopt_meson.dispatch import render_statement as render
 from ccopt_meson.errors import CcoptError, CompilerError, InputError, TableError
 from ccopt_meson.resolve import SPECIAL, tokenize
-from ccopt_meson.resolve import render as render_expr
+from ccopt_meson.resolve import render_tokens as render_expr
 
-from .conftest import ROOT, FakeCompiler, need
+from .conftest import ROOT, FakeCompiler, detect_doc, need
 
 FAKECC = Path(__file__).resolve().parent / "fakecc"
 IS_ROOT = hasattr(os, "geteuid") and os.geteuid() == 0
@@ -74,7 +75,7 @@ def kv(stdout: str) -> dict[str, list[str]]:
 
 
 def x86_gcc() -> str:
-    if api.host_machine_name() != "x86_64":
+    if host.machine_name() != "x86_64":
         pytest.skip("the expected feature names are those of an x86_64 host")
     return need("gcc")
 
@@ -243,7 +244,7 @@ def test_meson_shows_the_error_line(tmp_path: Path) -> None:
 def feature_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A real feature file, written by an in-process detection with the scripted FakeCompiler."""
     build = tmp_path_factory.mktemp("features")
-    detect(Request(command=("fakecc",), dispatch="max -xop -fma4"), build_dir=build, runner=FakeCompiler())
+    detect_doc(Request(command=("fakecc",), dispatch="max -xop -fma4"), build_dir=build, runner=FakeCompiler())
     return build / CACHE
 
 
@@ -292,10 +293,14 @@ def test_binary_source(tmp_path: Path, feature_file: Path) -> None:
     one_error(run_targets(src, feature_file, tmp_path), "blob.dispatch.c:1: no '@targets' statement found")
 
 
-def test_file_name_with_a_line_break_keeps_the_error_on_one_line(tmp_path: Path, feature_file: Path) -> None:
-    src = tmp_path / "two\nlines.c"
-    src.write_text("/*@targets avx3 */\n")
-    one_error(run_targets(src, feature_file, tmp_path), "two\\nlines.c:1: unknown target 'avx3'")
+@pytest.mark.parametrize("name", ["two\nlines.c", "a\t-fplugin=evil.so\tb.c"])
+def test_source_names_the_line_protocol_cannot_carry_are_refused(tmp_path: Path, feature_file: Path,
+                                                                  name: str) -> None:
+    src = tmp_path / name
+    src.write_text("/*@targets avx2 */\n")
+    r = run_targets(src, feature_file, tmp_path)
+    one_error(r, "which the lines meson.build reads cannot carry; rename it")
+    assert "fplugin" not in r.stdout
 
 
 def test_missing_source(tmp_path: Path, feature_file: Path) -> None:
@@ -437,8 +442,8 @@ def assert_correct_miss(r: subprocess.CompletedProcess[str], build: Path, ref: d
     doc = json.loads(r.stdout)
     assert doc["cache"]["hit"] is False
     assert (doc["baseline"], doc["dispatch"], doc["features"]) == (ref["baseline"], ref["dispatch"], ref["features"])
-    stored = json.loads((build / CACHE).read_text())
-    assert cache.content_ok(stored) and stored["cache"]["key"] == ref["cache"]["key"]
+    stored = cache.load(build / CACHE)
+    assert stored is not None and stored.key == ref["cache"]["key"]
     if again:
         second = detect_json(build)
         assert second.returncode == 0 and second.stderr == "" and json.loads(second.stdout)["cache"]["hit"] is True
@@ -782,17 +787,16 @@ def test_two_helpers_on_one_build_dir_never_tear_the_cache(tmp_path: Path) -> No
     requests = (["--dispatch", "sse41 sse42 avx"], ["--dispatch", "sse41 avx2"])
 
     def whole(data: bytes) -> None:
-        doc = json.loads(data)  # a torn file fails here
-        assert cache.content_ok(doc), "a cache file that is not exactly what one writer wrote"
+        cache.parse(data)  # a torn file fails here
 
     for _ in range(5):
         outs = _race([["detect", "--cc", cc, "--json", "--flush", "--build-dir", str(build), *req]
                       for req in requests], build / CACHE, whole)
         docs = [json.loads(o) for o in outs]
-        final = json.loads((build / CACHE).read_text())
-        assert cache.content_ok(final)
-        match = [d for d in docs if d["cache"]["key"] == final["cache"]["key"]]
-        assert len(match) == 1 and match[0]["dispatch"] == final["dispatch"]
+        final = cache.load(build / CACHE)
+        assert final is not None
+        match = [d for d in docs if d["cache"]["key"] == final.key]
+        assert len(match) == 1 and match[0]["dispatch"] == pipeline.read(build).to_json()["dispatch"]
         assert not [p for p in build.iterdir() if p.name.endswith(".tmp")], "temporary files left behind"
 
 
@@ -814,7 +818,7 @@ def test_two_helpers_never_tear_the_config_header(tmp_path: Path) -> None:
         _race([configure_args(out, cc, *req, "--write-config", "--flush") for req in requests],
               out / "ccopt_config.h", whole)
         assert (out / "ccopt_config.h").read_bytes() in expected
-        assert cache.content_ok(json.loads((out / CACHE).read_text()))
+        assert cache.load(out / CACHE) is not None
 
 
 def test_two_build_dirs_do_not_interfere(tmp_path: Path) -> None:
@@ -946,20 +950,20 @@ def test_expression_must_be_a_string() -> None:
 
 def test_unknown_language_through_the_api() -> None:
     with pytest.raises(InputError, match="^unknown language 'fortran'; use 'c' or 'cpp'$"):
-        detect(Request(command=("fakecc",), lang="fortran"), runner=FakeCompiler())
+        detect_doc(Request(command=("fakecc",), lang="fortran"), runner=FakeCompiler())
 
 
 def test_native_unsupported_by_the_compiler() -> None:
     req = Request(command=("fakecc",), compiler_id="msvc", cpu_family="aarch64", baseline="native", cross=False)
     with pytest.raises(InputError, match="^cpu-baseline: 'native' is not supported by msvc on aarch64; "
                                          "name the features instead$"):
-        detect(req, runner=FakeCompiler())
+        detect_doc(req, runner=FakeCompiler())
 
 
 def test_native_refused_by_the_compiler() -> None:
     req = Request(command=("fakecc",), dispatch="max native", cross=False)
     with pytest.raises(InputError) as exc:
-        detect(req, runner=FakeCompiler(reject_flags=["-march=native"]))
+        detect_doc(req, runner=FakeCompiler(reject_flags=["-march=native"]))
     assert str(exc.value) == ("cpu-dispatch: 'native' (-march=native) was refused by gcc: "
                               "gcc: error: unrecognized command-line option '-march=native'")
 
@@ -973,7 +977,7 @@ def test_probe_timeout_reaches_the_runner(monkeypatch: pytest.MonkeyPatch) -> No
 
     monkeypatch.setenv("CCOPT_PROBE_TIMEOUT", " 7.5 ")
     with pytest.raises(CompilerError):
-        detect(Request(command=("fakecc",)), runner=runner)
+        detect_doc(Request(command=("fakecc",)), runner=runner)
     assert seen == [7.5]
 
 

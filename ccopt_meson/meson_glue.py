@@ -1,0 +1,232 @@
+"""The commands ``meson.build`` runs (``configure``, ``targets``) and ``ccopt-meson setup``.
+
+This module owns everything about Meson: the line protocol ``meson.build``
+reads, the build-dir layout (``meson-private/coredata.dat``), how an explicit
+reconfigure is told from ninja's automatic regeneration.
+
+**Line protocol**: ``configure`` prints ``key<TAB>value`` lines and
+``targets`` prints ``library<TAB>source<TAB>args`` lines; ``meson.build``
+splits them at tabs and lists at spaces.  So no value may hold a tab or a line
+break, and no list item a space: names that would are refused where they
+enter (``check_field``), never passed on shifted.
+
+**Flush on an explicit reconfigure**: Meson runs ninja's automatic regeneration
+and ``meson setup --reconfigure`` through the same code path, and tells a
+``run_command`` script nothing about which one it is.  What the helper can see
+is its parent, the Meson process: on Linux ``/proc/<ppid>/cmdline`` reads
+``meson setup --reconfigure BUILDDIR`` for the explicit case and
+``meson --internal regenerate ...`` for ninja's.  Only the first flushes the
+cache.  Where ``/proc`` does not exist, ``ccopt-meson setup --reconfigure``
+flushes before starting Meson, and ``CCOPT_FLUSH=1`` forces a flush anywhere.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from pathlib import Path
+from typing import NamedTuple, Sequence
+
+from . import cache, dispatch, emit, fsio, pipeline
+from .errors import InputError
+from .records import Detection, Request
+
+__all__ = ["ConfigureOptions", "TargetsOptions", "configure", "targets", "run_setup", "explicit_reconfigure",
+           "parent_argv", "is_build_dir", "mark_for_reconfigure", "check_field", "RESERVED_HEADERS"]
+
+FLUSH_FLAGS = ("--reconfigure", "--wipe", "--clearcache")
+# Headers the subproject itself provides: a generated <source>.h must never shadow them.
+RESERVED_HEADERS = frozenset({"ccopt_config.h", "ccopt_dispatch.h", "ccopt_cpu.h", "ccopt_cpu_table.h"})
+_UNSAFE = re.compile(r"[\x00-\x1f\x7f]")
+
+
+class ConfigureOptions(NamedTuple):
+    output_dir: Path  # the subproject's build dir: ccopt_config.h goes here
+    build_dir: Path | None = None  # where the cache lives (default: output_dir)
+    flush: bool = False
+    write_config: bool = False
+
+
+class TargetsOptions(NamedTuple):
+    sources: tuple[str, ...]
+    feature_file: Path
+    output_dir: Path | None = None  # default: the calling meson.build's build dir
+
+
+def parent_argv() -> list[str] | None:
+    """The parent process's command line, where the OS tells it (Linux)."""
+    try:
+        raw = fsio.read_bounded(Path(f"/proc/{os.getppid()}/cmdline"), 1 << 20, "parent command line")
+    except (OSError, InputError):
+        return None
+    return [a.decode("utf-8", "replace") for a in raw.split(b"\0") if a]
+
+
+def explicit_reconfigure(argv: Sequence[str] | None) -> bool:
+    if os.environ.get("CCOPT_FLUSH", "") not in ("", "0"):
+        return True
+    if not argv or "--internal" in argv:
+        return False
+    return any(a in ("--reconfigure", "--clearcache") for a in argv)
+
+
+def is_build_dir(path: Path) -> bool:
+    """Is ``path`` a configured Meson build directory?"""
+    return (path / "meson-private" / "coredata.dat").is_file()
+
+
+def mark_for_reconfigure(build_dir: Path) -> None:
+    """build.ninja depends on coredata.dat: touching it makes the next ninja reconfigure."""
+    coredata = build_dir / "meson-private" / "coredata.dat"
+    if coredata.is_file():
+        os.utime(coredata)
+
+
+def check_field(value: str, what: str, spaces: bool = False) -> str:
+    """``value`` if the line protocol can carry it; an InputError naming ``what`` otherwise."""
+    bad = _UNSAFE.search(value) or (None if spaces else re.search(r"\s", value))
+    if bad:
+        raise InputError(f"{what} '{value.encode('unicode_escape').decode()[:80]}' contains "
+                         f"{'a space' if bad.group() == ' ' else repr(bad.group())}, which the lines meson.build "
+                         "reads cannot carry; rename it")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise InputError(f"{what} '{value.encode('utf-8', 'surrogateescape').decode('utf-8', 'replace')[:80]}' "
+                         "is not valid UTF-8; rename it") from exc
+    return value
+
+
+def _args_field(args: Sequence[str], what: str) -> str:
+    return " ".join(check_field(a, what) for a in args)
+
+
+# --------------------------------------------------------------------------- configure
+
+
+def _configure_lines(det: Detection, path: Path) -> list[str]:
+    base_args = det.baseline_args()
+    lines = [
+        ("arch", det.arch),
+        ("compiler", f"{det.compiler.id}-{det.compiler.version}".replace(" ", "_")),
+        ("baseline_names", " ".join(det.baseline)),
+        ("baseline_args", _args_field(base_args, "baseline argument")),
+        ("dispatch_names", " ".join(det.dispatch)),
+        ("cache_hit", "true" if det.cache_hit else "false"),
+        ("probes", str(det.probes)),
+        ("feature_file", check_field(str(path.resolve()), "build directory", spaces=True)),
+    ]
+    # every enabled target gets its line (no @targets policy applies here: no tie filter)
+    for name in det.dispatch:
+        lines.append((f"target:{name}", _args_field(dispatch.make_target(det, [name]).args, "target argument")))
+    lines.append(("target:BASELINE", _args_field(dispatch.baseline_target(det).args, "baseline argument")))
+    return [f"{k}\t{v}" for k, v in lines]
+
+
+def configure(req: Request, opts: ConfigureOptions) -> int:
+    """Detect for one language, write ``ccopt_config.h`` if asked, print the lines meson.build reads."""
+    flush = opts.flush or explicit_reconfigure(parent_argv())
+    cache_dir = opts.build_dir or opts.output_dir
+    det = pipeline.detect(req, build_dir=cache_dir, flush_first=flush)
+    if opts.write_config:
+        emit.write_if_changed(opts.output_dir / "ccopt_config.h", emit.config_header(det))
+    for note in det.notes:  # stdout is for meson.build; notes land in meson-log.txt
+        print(f"ccopt-meson: note: {note}", file=sys.stderr)
+    lines = _configure_lines(det, cache.cache_path(cache_dir, req.lang))
+    sys.stdout.write("\n".join(lines) + "\n")
+    return 0
+
+
+# --------------------------------------------------------------------------- targets
+
+
+def _library_name(source: str, target: str, taken: set[str]) -> str:
+    """``dot.dispatch.c`` + ``AVX2`` -> ``dot_dispatch_c_AVX2`` (Meson's underscorify), unique."""
+    path = Path(source)
+    stem = re.sub(r"[^A-Za-z0-9_]", "_", path.name)
+    name = f"{stem}_{target}"
+    if name in taken:  # same file name in two directories
+        name = f"{re.sub(r'[^A-Za-z0-9_]', '_', path.parent.name)}_{name}"
+    taken.add(name)
+    return name
+
+
+def _header_path(source: str, out_dir: Path) -> Path:
+    """Where ``<source>.h`` goes; refused when it would shadow, replace or overwrite what is not ours."""
+    name = emit.header_name(source)
+    path = out_dir / name
+    if name in RESERVED_HEADERS:
+        raise InputError(f"dispatch source '{source}' would generate {name}, which is one of ccopt-meson's own "
+                         "headers; rename the source")
+    if os.path.realpath(path) == os.path.realpath(source):
+        raise InputError(f"dispatch source '{source}' would be replaced by its own generated header; "
+                         "rename it (e.g. to NAME.dispatch.c) or pass another --output-dir")
+    if not fsio.generated_by_us(path):
+        raise InputError(f"{path} exists and was not generated by ccopt-meson; it would be overwritten by the "
+                         f"header of '{source}': move it, rename the source, or pass another --output-dir")
+    return path
+
+
+def targets(opts: TargetsOptions) -> int:
+    """Targets of dispatch sources: ``LIBRARY<TAB>SOURCE<TAB>args`` lines; writes each ``<source>.h``.
+
+    One process for all sources of a project: every helper start costs a Python start-up
+    on every (re)configure.
+    """
+    det = _read_feature_file(opts.feature_file)
+    out_dir = opts.output_dir or _caller_build_dir()
+    for source in opts.sources:
+        check_field(source, "dispatch source", spaces=True)
+    headers = [emit.header_name(s) for s in opts.sources]
+    clash = next((h for h in headers if headers.count(h) > 1), None)
+    if clash:  # both would write the same <source>.h into one build directory
+        raise InputError(f"two dispatch sources would share the generated header {clash}; "
+                         "rename one, or call 'targets' from each source's own meson.build")
+    plan = [(source, _header_path(source, out_dir), dispatch.select(dispatch.parse_file(source), det))
+            for source in opts.sources]
+    lines: list[str] = []
+    taken: set[str] = set()
+    for source, header, chosen in plan:
+        emit.write_if_changed(header, emit.dispatch_header(source, chosen))
+        lines += [f"{_library_name(source, t.name, taken)}\t{source}\t{_args_field(t.args, 'target argument')}\n"
+                  for t in chosen]
+    sys.stdout.write("".join(lines))
+    return 0
+
+
+def _caller_build_dir() -> Path:
+    root = os.environ.get("MESON_BUILD_ROOT")
+    if not root:
+        raise InputError("--output-dir is required outside Meson (MESON_BUILD_ROOT is not set)")
+    return Path(root) / os.environ.get("MESON_SUBDIR", "")
+
+
+def _read_feature_file(path: Path) -> Detection:
+    if not cache.is_cache_name(path):
+        raise InputError(f"--feature-file: '{path}' is not a ccopt feature file (ccopt-features.json)")
+    return pipeline.read_file(path)
+
+
+# --------------------------------------------------------------------------- setup
+
+
+def _meson_command() -> list[str]:
+    import shutil
+
+    found = shutil.which("meson")
+    return [found] if found else [sys.executable, "-m", "mesonbuild.mesonmain"]
+
+
+def run_setup(args: Sequence[str]) -> int:
+    """``meson setup ARGS``; with --reconfigure/--wipe/--clearcache the caches are flushed first."""
+    args = list(args[1:]) if args[:1] == ["--"] else list(args)
+    flushing = any(a in FLUSH_FLAGS for a in args)
+    for cand in (a for a in args if not a.startswith("-")) if flushing else ():
+        if is_build_dir(Path(cand)):
+            cache.flush(cand)
+    # Meson's own configure run sees CCOPT_FLUSH too, on every OS (no /proc needed).
+    env = dict(os.environ, CCOPT_FLUSH="1") if flushing else None
+    import subprocess
+
+    return subprocess.call([*_meson_command(), "setup", *args], env=env)

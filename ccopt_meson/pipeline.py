@@ -1,0 +1,240 @@
+"""Detection, end to end: lookup -> identify -> select -> probe -> document.
+
+This is the Python API behind the CLI and the Meson glue (and the one a
+setuptools or scikit-build user calls).  ``detect`` returns a ``Detection``;
+``document`` is the one pure function that turns a request and a compiler's
+verdicts into it, on a cache miss after probing and on a hit from the cache
+file alike, so both give exactly the same result.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import TYPE_CHECKING, Sequence
+
+from . import cache
+from .errors import CompilerError, InputError
+from .records import DEFAULT_BASELINE, DEFAULT_DISPATCH, CompilerInfo, Detection, Outcome, Policy, Probed, Request
+from .resolve import SPECIAL, Token, evaluate, render_tokens, resolve, tokenize, uses
+from .tables import Table, compiler_spec, family_of, machines, native_flags_anywhere, picks_cpu
+
+if TYPE_CHECKING:  # the probe stage (subprocess, threads, tempfiles) is imported on a cache miss only
+    from .compiler import Compiler
+    from .probe import Runner, Session
+
+__all__ = ["Request", "Detection", "detect", "document", "flush", "read", "DEFAULT_BASELINE", "DEFAULT_DISPATCH"]
+
+
+# --------------------------------------------------------------------------- request
+
+
+def _check(req: Request) -> None:
+    if not req.command or not all(isinstance(c, str) and c for c in req.command):
+        raise InputError("the compiler command is empty; pass --cc or set CC")
+    if req.lang not in ("c", "cpp"):
+        raise InputError(f"unknown language '{req.lang}'; use 'c' or 'cpp'")
+
+
+def _tokens(req: Request) -> tuple[list[Token], list[Token]]:
+    """The two expressions, parsed; the user's own ``-march`` adds DETECT to the baseline."""
+    base = tokenize(req.baseline, "cpu-baseline")
+    disp = tokenize(req.dispatch, "cpu-dispatch")
+    for name in req.explain:
+        if any(t.word in SPECIAL or t.op == "-" for t in tokenize(name, "explain")):
+            raise InputError(f"explain: '{name}' is not a feature name; 'ccopt-meson features' lists them")
+    if req.disable_optimization:
+        for opt, toks, default in (("cpu-baseline", base, DEFAULT_BASELINE), ("cpu-dispatch", disp, DEFAULT_DISPATCH)):
+            if render_tokens(toks) not in (default.upper(), "NONE"):
+                raise InputError(
+                    f"{opt}: '{render_tokens(toks).lower()}' conflicts with disable-optimization=true, "
+                    f"which turns every CPU feature off; unset one of the two"
+                )
+        return [], []
+    if any(picks_cpu(a) for a in req.args) and not uses(base, "DETECT"):
+        base = [*base, Token("+", "DETECT")]
+    return base, disp
+
+
+def _wants_native(req: Request, tokens: Sequence[Token]) -> bool:
+    return uses(tokens, "NATIVE") or any(a in native_flags_anywhere() for a in req.args)
+
+
+# --------------------------------------------------------------------------- document (pure)
+
+
+def _table(req: Request, probed: Probed) -> Table | None:
+    from .tables import table_for
+
+    if probed.arch is None:
+        return None
+    return table_for(probed.arch, probed.compiler_id).with_context(req.args)
+
+
+def _policy(req: Request, compiler_id: str) -> Policy:
+    spec = compiler_spec(compiler_id)
+    debug = req.debug_build or any(re.search(p, a) for p in spec.debug_patterns for a in req.args)
+    return Policy(spec.opt, spec.werror, debug)
+
+
+def _selection(req: Request, table: Table, probed: Probed, notes: list[str]) -> tuple[set[str], set[str]]:
+    base_tokens, disp_tokens = _tokens(req)
+    base = evaluate(base_tokens, table, probed.native, probed.detected, notes, "cpu-baseline")
+    disp = evaluate(disp_tokens, table, probed.native, probed.detected, notes, "cpu-dispatch")
+    return base, disp
+
+
+def document(req: Request, probed: Probed, hit: bool = False, key: str = "", probes: int = 0) -> Detection:
+    """The detection a request and a compiler's verdicts give: every flag comes from the tables."""
+    table = _table(req, probed)
+    notes: list[str] = []
+    baseline: tuple[str, ...] = ()
+    dispatch: tuple[str, ...] = ()
+    if table is None:
+        notes.append("unsupported architecture: no CPU features are known for this compiler's target")
+    else:
+        base_sel, disp_sel = _selection(req, table, probed, notes)
+        supported = {n: o.supported and not table.features[n].disabled
+                     for n, o in probed.outcomes.items() if n in table.features}
+        baseline, dispatch = resolve(table, base_sel, disp_sel, supported)
+    return Detection(
+        request=req,
+        compiler=CompilerInfo(probed.compiler_id, probed.compiler_version, req.command, req.lang, req.args),
+        arch=probed.arch or "unknown", table=table, policy=_policy(req, probed.compiler_id),
+        baseline=baseline, dispatch=dispatch, outcomes=dict(probed.outcomes), notes=tuple(notes),
+        cache_hit=hit, cache_key=key, probes=probes,
+    )
+
+
+# --------------------------------------------------------------------------- identify, select, probe
+
+
+def _identify(session: Session, req: Request) -> Compiler:
+    """Who the compiler is and what it targets, from one predefined-macro dump."""
+    from .compiler import Compiler, describe_unknown_target, identify_id, machine_from_macros, version_from_macros
+    from .probe import describe_status
+
+    macros, res = session.dump_macros([])
+    if macros is None:
+        if session.driver.get("macro_dump"):
+            raise CompilerError(f"compiler '{' '.join(req.command)}' failed on an empty file "
+                                f"({describe_status(res.returncode)}): {res.first_line('no output')}")
+        macros = {}
+    cid = req.compiler_id or identify_id(macros)
+    machine = machine_from_macros(macros)
+    if machine is None and req.cpu_family:
+        machine = next((m for m in machines() if m.meson_cpu_family == req.cpu_family), None)
+    # No macros at all is never a compiler; macros of an unknown target are one only where Meson vouches
+    # for it (a project must still configure, without SIMD, on a machine the tables do not cover).
+    if session.driver.get("macro_dump") and (not macros or (machine is None and not req.cpu_family)):
+        raise CompilerError(describe_unknown_target(req.command, macros))
+    version = req.compiler_version or version_from_macros(cid, macros)
+    return Compiler(command=req.command, id=cid, version=version, machine=machine, macros=macros, lang=req.lang)
+
+
+def _native(session: Session, table: Table, req: Request, option: str) -> set[str]:
+    """Features the native flag enables; ``option`` is the one that asked for 'native'."""
+    from .host import machine_name
+
+    cross = req.cross if req.cross is not None else table.machine.name != machine_name()
+    if cross:
+        raise InputError(
+            f"{option}: 'native' cannot be used when cross-compiling (the build machine's CPU "
+            f"is not the {table.machine.name} target's); name the target's features instead"
+        )
+    if not table.native_flags:
+        raise InputError(f"{option}: 'native' is not supported by {table.spec.id} on {table.machine.name}; "
+                         "name the features instead")
+    macros, res = session.dump_macros(table.native_flags)
+    if macros is None:
+        raise InputError(f"{option}: 'native' ({' '.join(table.native_flags)}) was refused by {table.spec.id}: "
+                         f"{res.first_line('')}")
+    return _enabled_by(table, macros)
+
+
+def _enabled_by(table: Table, macros: dict[str, str]) -> set[str]:
+    from .compiler import macro_satisfied
+
+    return {n for n, f in table.features.items()
+            if f.macros and not f.disabled and all(macro_satisfied(m, macros) for m in f.macros)}
+
+
+def _probe(req: Request, seed: Probed | None, runner: Runner | None) -> tuple[Probed, int]:
+    """Run the compiler: identify it (unless seeded), then probe what the request selects."""
+    from .probe import Scratch, Session, probe_features
+
+    with Scratch(runner) as scratch:
+        guess = compiler_spec(req.compiler_id or "gcc").driver
+        cc = None if seed else _identify(Session(scratch, req.command, req.args, req.lang, guess), req)
+        cid = seed.compiler_id if seed else cc.id  # type: ignore[union-attr]
+        version = seed.compiler_version if seed else cc.version  # type: ignore[union-attr]
+        arch = seed.arch if seed else (cc.machine.name if cc and cc.machine else None)
+        if arch is None:
+            return Probed(None, cid, version, {}), scratch.processes
+        session = Session(scratch, req.command, req.args, req.lang, compiler_spec(cid).driver)
+        table = _table(req, Probed(arch, cid, version, {}))
+        assert table is not None
+        base_tokens, disp_tokens = _tokens(req)
+        native: set[str] = set(seed.native) if seed else set()
+        if uses(base_tokens + disp_tokens, "NATIVE") and not native:
+            option = "cpu-baseline" if uses(base_tokens, "NATIVE") else "cpu-dispatch"
+            native = _native(session, table, req, option)
+        detected = tuple(seed.detected) if seed else tuple(sorted(_enabled_by(table, dict(cc.macros))))  # type: ignore[union-attr]
+        partial = Probed(arch, cid, version, {}, detected, tuple(sorted(native)))
+        base_sel, disp_sel = _selection(req, table, partial, [])
+        explain = {n.upper() for n in req.explain if family_of(n.upper()) == table.machine.family}
+        outcomes = probe_features(session, table, base_sel | disp_sel | explain, seed.outcomes if seed else {})
+        return partial._replace(outcomes=outcomes), scratch.processes
+
+
+# --------------------------------------------------------------------------- the API
+
+
+def detect(req: Request, build_dir: str | os.PathLike[str] | None = None, flush_first: bool = False,
+           runner: Runner | None = None) -> Detection:
+    """Detect (or read from the cache in ``build_dir``) what ``req.command`` can build."""
+    _check(req)
+    base_tokens, disp_tokens = _tokens(req)
+    key, probe_key = cache.keys(req, render_tokens(base_tokens), render_tokens(disp_tokens),
+                                _wants_native(req, base_tokens + disp_tokens))
+    path = cache.cache_path(build_dir, req.lang) if build_dir is not None else None
+    stored = None
+    if path is not None:
+        if flush_first:  # this language's file only: the other one may be fresh from this very run
+            cache.discard(path)
+        stored = cache.lookup(path)
+        if stored is not None and stored.key == key:
+            return document(req, stored.probed, hit=True, key=key)
+    # Another request with the same compiler and args: its verdicts stand, only new features are probed.
+    seed = stored.probed if stored is not None and stored.probe_key == probe_key and stored.probed.arch else None
+    probed, processes = _probe(req, seed, runner)
+    if path is not None:
+        cache.store(path, cache.Stored(key, probe_key, req, probed))
+    return document(req, probed, hit=False, key=key, probes=processes)
+
+
+def flush(build_dir: str | os.PathLike[str]) -> list[Path]:
+    """Delete the feature caches of ``build_dir`` (the successor of ``CCompilerOpt.cache_flush()``)."""
+    return cache.flush(build_dir)
+
+
+def read(build_dir: str | os.PathLike[str], lang: str = "c") -> Detection:
+    """The detection a build directory currently uses (no compiler is run)."""
+    path = cache.cache_path(build_dir, lang)
+    return read_file(path, f"'ccopt-meson detect --build-dir {build_dir}' or configure first")
+
+
+def read_file(path: Path, how_to_make: str = "configure first") -> Detection:
+    from .errors import CacheError
+
+    try:
+        stored = cache.load(path)
+    except CacheError as exc:
+        raise InputError(f"{exc}; run 'ccopt-meson flush {path.parent}' and configure again") from exc
+    if stored is None:
+        raise InputError(f"{path} does not exist; run {how_to_make}")
+    return document(stored.request, stored.probed, hit=True, key=stored.key)
+
+
+__all__ += ["read_file", "Outcome"]

@@ -1,0 +1,175 @@
+"""The typed records the stages hand each other.
+
+``Request`` is what a caller asks; ``Probed`` is what a compiler answered (the
+only thing the cache stores besides the request); ``Detection`` is the resolved
+result that ``dispatch``, ``emit``, the Meson glue and the CLI read.  A
+``Detection`` is always rebuilt from a request, a ``Probed`` and the tables, so
+every flag, define and header in it comes from the tables, never from a file in
+the build directory.  It becomes JSON only in ``to_json`` (``--json`` output).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable, Mapping, NamedTuple
+
+from .tables import Table
+
+__all__ = ["DEFAULT_BASELINE", "DEFAULT_DISPATCH", "JSON_SCHEMA_VERSION", "Request", "Outcome", "Probed",
+           "CompilerInfo", "Policy", "Detection"]
+
+DEFAULT_BASELINE = "min"
+DEFAULT_DISPATCH = "max"
+JSON_SCHEMA_VERSION = 1  # of the ``--json`` document users script against; the cache file has its own
+
+
+class Request(NamedTuple):
+    """Everything a detection depends on, as given by the caller."""
+
+    command: tuple[str, ...]
+    args: tuple[str, ...] = ()
+    baseline: str = DEFAULT_BASELINE
+    dispatch: str = DEFAULT_DISPATCH
+    lang: str = "c"
+    compiler_id: str | None = None
+    compiler_version: str | None = None
+    cpu_family: str | None = None
+    cross: bool | None = None
+    disable_optimization: bool = False
+    debug_build: bool = False  # Meson's optimization=0/g: $maxopt adds no -O3
+    explain: tuple[str, ...] = ()
+
+
+class Outcome(NamedTuple):
+    """A probe's verdict on one feature (or extra check)."""
+
+    supported: bool
+    reason: str = ""
+
+
+class Probed(NamedTuple):
+    """What the compiler said about itself and about each probed feature: names and verdicts only."""
+
+    arch: str | None  # a machine name of the tables, None when the target is unknown
+    compiler_id: str
+    compiler_version: str
+    outcomes: Mapping[str, Outcome]
+    detected: tuple[str, ...] = ()  # features the user's own flags already enable
+    native: tuple[str, ...] = ()  # features the native flag enables (when 'native' was asked for)
+
+
+class CompilerInfo(NamedTuple):
+    id: str
+    version: str
+    command: tuple[str, ...]
+    lang: str
+    args: tuple[str, ...]
+
+
+class Policy(NamedTuple):
+    """The ``@targets`` policy flags of this compiler and build."""
+
+    opt: tuple[str, ...]
+    werror: tuple[str, ...]
+    debug: bool
+
+
+class Detection(NamedTuple):
+    """The result of a detection: what to build and with which flags."""
+
+    request: Request
+    compiler: CompilerInfo
+    arch: str  # "unknown" when the compiler targets no machine of the tables
+    table: Table | None  # the tables as this compiler sees them, in the build's own flag context
+    policy: Policy
+    baseline: tuple[str, ...]  # lowest first
+    dispatch: tuple[str, ...]  # highest first
+    outcomes: Mapping[str, Outcome]  # what was probed; features absent here were not part of the request
+    notes: tuple[str, ...]
+    cache_hit: bool
+    cache_key: str
+    probes: int  # compiler processes this run started
+
+    @property
+    def family(self) -> str | None:
+        return self.table.machine.family if self.table else None
+
+    def supported(self, name: str) -> bool | None:
+        """True/False when probed (or disabled by the tables), None when not asked for."""
+        assert self.table is not None
+        if self.table.features[name].disabled:
+            return False
+        out = self.outcomes.get(name)
+        return None if out is None else out.supported
+
+    def reason(self, name: str) -> str:
+        assert self.table is not None
+        feat = self.table.features[name]
+        if feat.disabled:
+            return feat.disabled
+        out = self.outcomes.get(name)
+        return "not probed: not part of the request" if out is None else out.reason
+
+    def have_names(self, names: Iterable[str]) -> list[str]:
+        """``CCOPT_HAVE_*`` names of ``names``: each feature, its group members, its passing extra checks."""
+        assert self.table is not None
+        out: list[str] = []
+        for n in names:
+            f = self.table.features[n]
+            out += [n, *f.group, *(e for e in f.extra_checks if self.outcomes.get(e, Outcome(False)).supported)]
+        return list(dict.fromkeys(out))
+
+    def defines(self, names: Iterable[str]) -> list[str]:
+        """``-DCCOPT_HAVE_X=1`` (in the compiler's spelling) for ``names`` and all they imply."""
+        assert self.table is not None
+        define = str(self.table.spec.driver["define"])
+        return [define.format(f"CCOPT_HAVE_{n}=1") for n in self.have_names(self.table.sort(self.table.closure(names)))]
+
+    def define(self, text: str) -> str:
+        driver = self.table.spec.driver if self.table else {"define": "-D{}"}
+        return str(driver["define"]).format(text)
+
+    def baseline_flags(self) -> list[str]:
+        return self.table.flags_for(self.baseline) if self.table else []
+
+    def baseline_args(self) -> list[str]:
+        """Compile args of the baseline: flags plus ``CCOPT_HAVE_*`` defines."""
+        if not self.baseline:
+            return self.baseline_flags()
+        return [*self.baseline_flags(), *self.defines(self.baseline)]
+
+    def target_flags(self, name: str) -> list[str]:
+        """Flags of one dispatch target: the baseline's and its own, merged (``-march=...+ext`` on ARM)."""
+        assert self.table is not None
+        return self.table.flags_for([*self.baseline, name])
+
+    def to_json(self) -> dict[str, Any]:
+        """The ``detect --json`` document (schema ``JSON_SCHEMA_VERSION``)."""
+        from . import __version__
+
+        req, comp = self.request, self.compiler
+        doc: dict[str, Any] = {
+            "schema_version": JSON_SCHEMA_VERSION, "helper_version": __version__,
+            "arch": self.arch, "family": self.family,
+            "compiler": {"id": comp.id, "version": comp.version, "command": list(comp.command), "lang": comp.lang,
+                         "args": list(comp.args)},
+            "request": {"baseline": req.baseline, "dispatch": req.dispatch,
+                        "disable_optimization": req.disable_optimization},
+            "policy": {"opt": list(self.policy.opt), "werror": list(self.policy.werror), "debug": self.policy.debug},
+            "baseline": {"names": list(self.baseline), "args": self.baseline_flags()},
+            "dispatch": {"names": list(self.dispatch), "args": {n: self.target_flags(n) for n in self.dispatch}},
+            "features": {}, "notes": list(self.notes),
+            "cache": {"hit": self.cache_hit, "key": self.cache_key}, "probes": self.probes,
+        }
+        if self.table is not None:
+            doc["features"] = {n: self._feature_json(n) for n in self.table.features}
+        return doc
+
+    def _feature_json(self, name: str) -> dict[str, Any]:
+        assert self.table is not None
+        t, f = self.table, self.table.features[name]
+        return {
+            "supported": self.supported(name), "reason": self.reason(name), "interest": f.interest,
+            "implies": t.sort(t.closure([name]) - {name}), "args": t.flags_for([name]), "group": list(f.group),
+            "headers": list(f.headers), "autovec": bool(f.flags), "detect": [name],
+            "extra_checks": {e: self.outcomes[e].supported for e in f.extra_checks if e in self.outcomes},
+        }

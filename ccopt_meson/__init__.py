@@ -9,10 +9,9 @@ The configure-time path uses the standard library only.  Public API::
 
 from __future__ import annotations
 
-__version__ = "0.1.0"
-
 from .errors import CcoptError, InputError  # noqa: E402
 from .pipeline import DEFAULT_BASELINE, DEFAULT_DISPATCH, Detection, Request, detect, flush, read  # noqa: E402
+from .version import __version__  # noqa: E402
 
 __all__ = [
     "__version__",

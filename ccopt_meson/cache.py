@@ -88,10 +88,10 @@ def _digest(factors: Any) -> str:
 
 def keys(req: Request, baseline: str, dispatch: str, native: bool) -> tuple[str, str]:
     """(key, probe key) of a request whose expressions normalise to ``baseline``/``dispatch``."""
-    from . import __version__
     from .compiler import binary_identity
     from .host import cpu_identity
     from .tables import data_digest
+    from .version import __version__
 
     compiler = ("v2", __version__, data_digest(), req.command, binary_identity(req.command), req.args, req.lang,
                 req.compiler_id, req.compiler_version, req.cpu_family)

@@ -14,9 +14,10 @@ import sys
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from . import __version__, cache, pipeline
+from . import cache, pipeline
 from .errors import CcoptError, InputError, did_you_mean
 from .records import DEFAULT_BASELINE, DEFAULT_DISPATCH, Detection, Request
+from .version import __version__
 
 __all__ = ["main", "COMMANDS"]
 

@@ -10,9 +10,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Sequence
 
-from . import __version__, fsio
+from . import fsio
 from .dispatch import Target
 from .records import Detection
+from .version import __version__
 
 __all__ = ["config_header", "dispatch_header", "write_if_changed", "header_name"]
 

@@ -144,7 +144,7 @@ class Detection(NamedTuple):
 
     def to_json(self) -> dict[str, Any]:
         """The ``detect --json`` document (schema ``JSON_SCHEMA_VERSION``)."""
-        from . import __version__
+        from .version import __version__
 
         req, comp = self.request, self.compiler
         doc: dict[str, Any] = {

@@ -134,3 +134,13 @@ def test_flags_build_on_the_users_own_cpu_choice() -> None:
     z = tables.table_for("s390x", "gcc").with_context(["-march=z14"])
     assert z.flags_for(["VXE2"])[-1] == "-march=arch13"
     assert tables.table_for("x86_64", "gcc").with_context(["-march=haswell"]).flags_for(["AVX2"])[-1] == "-mavx2"
+
+
+def test_compilers_json_matches_its_schema() -> None:
+    from ccopt_meson.tables import DATA_DIR, compilers_data, read_json, validate_schema
+
+    schema = read_json(DATA_DIR / "compilers.schema.json")
+    validate_schema(compilers_data(), schema, schema["definitions"], "compilers.json")
+    data = compilers_data()
+    for cid, entry in data["compilers"].items():  # every id names a known driver and style
+        assert entry["driver"] in data["drivers"] and entry["style"] in data["styles"], cid

@@ -125,8 +125,10 @@ class Detection(NamedTuple):
         return [define.format(f"CCOPT_HAVE_{n}=1") for n in self.have_names(self.table.sort(self.table.closure(names)))]
 
     def define(self, text: str) -> str:
-        driver = self.table.spec.driver if self.table else {"define": "-D{}"}
-        return str(driver["define"]).format(text)
+        from .tables import compiler_spec
+
+        spec = self.table.spec if self.table else compiler_spec(self.compiler.id)
+        return str(spec.driver["define"]).format(text)
 
     def baseline_flags(self) -> list[str]:
         return self.table.flags_for(self.baseline) if self.table else []

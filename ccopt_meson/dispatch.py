@@ -124,7 +124,7 @@ def parse_file(path: str | Path) -> Statement:
     p = Path(path)
     try:
         data = fsio.read_bounded(p, MAX_SOURCE_BYTES, "dispatch source")
-    except FileNotFoundError as exc:
+    except (FileNotFoundError, NotADirectoryError) as exc:
         raise InputError(f"dispatch source '{p}' does not exist") from exc
     return parse_text(data.decode("utf-8", errors="replace"), p.name)
 

@@ -27,12 +27,13 @@ _counter = itertools.count()
 def read_bounded(path: Path, limit: int, what: str) -> bytes:
     """The content of a regular file of at most ``limit`` bytes; InputError otherwise.
 
-    FileNotFoundError passes through, so callers can treat "missing" as their own case.
+    A missing file passes through as FileNotFoundError, or NotADirectoryError when a parent
+    is a regular file (no file can exist there either), so callers treat "missing" as their own case.
     """
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
     try:
         fd = os.open(path, flags)  # O_NONBLOCK: opening a FIFO must not wait for a writer
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):
         raise
     except OSError as exc:
         raise InputError(f"cannot read {what} '{path}': {exc.strerror}") from exc
@@ -62,7 +63,7 @@ def generated_by_us(path: Path) -> bool:
     try:
         with open(path, "rb") as fh:
             head = fh.read(512)
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):  # missing; writing there reports the real problem
         return True
     except OSError:
         return False

@@ -205,7 +205,7 @@ def _caller_build_dir() -> Path:
 def _read_feature_file(path: Path) -> Detection:
     if not cache.is_cache_name(path):
         raise InputError(f"--feature-file: '{path}' is not a ccopt feature file (ccopt-features.json)")
-    return pipeline.read_file(path)
+    return pipeline.read_file(path, f"'ccopt-meson detect --build-dir {path.parent}' or configure first")
 
 
 # --------------------------------------------------------------------------- setup

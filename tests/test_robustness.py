@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import re
 import shlex
 import shutil
 import signal
@@ -28,10 +29,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ccopt_meson import Request, cache, host, pipeline, tables
+from ccopt_meson import Request, cache, fsio, host, pipeline, tables
 from ccopt_meson.dispatch import parse_file, parse_text
 from ccopt_meson.dispatch import render_statement as render
-from ccopt_meson.errors import CcoptError, CompilerError, InputError, TableError
+from ccopt_meson.errors import CacheError, CcoptError, CompilerError, InputError, TableError
 from ccopt_meson.resolve import SPECIAL, tokenize
 from ccopt_meson.resolve import render_tokens as render_expr
 
@@ -311,7 +312,7 @@ def test_missing_source(tmp_path: Path, feature_file: Path) -> None:
 def test_directory_as_source(tmp_path: Path, feature_file: Path) -> None:
     (tmp_path / "dir.dispatch.c").mkdir()
     one_error(run_targets(tmp_path / "dir.dispatch.c", feature_file, tmp_path),
-              f"cannot read dispatch source '{tmp_path / 'dir.dispatch.c'}': Is a directory")
+              f"dispatch source '{tmp_path / 'dir.dispatch.c'}' is not a regular file")
 
 
 @pytest.mark.skipif(IS_ROOT, reason=ROOT_REASON)
@@ -334,22 +335,27 @@ def _good_source(tmp_path: Path) -> Path:
 
 def _edited(doc: dict[str, Any]) -> dict[str, Any]:
     doc = json.loads(json.dumps(doc))
-    doc["dispatch"]["names"].append("AVX512_MADE_UP")
+    doc["probed"]["outcomes"]["AVX512_MADE_UP"] = [True, ""]
     return doc
 
 
+def _future(good: bytes) -> bytes:
+    return json.dumps({**json.loads(good), "schema_version": cache.SCHEMA_VERSION + 1}).encode()
+
+
 FEATURE_FAULTS: list[Any] = [
-    pytest.param(lambda good: b"", "is unreadable or corrupt (", id="empty"),
-    pytest.param(lambda good: good[: len(good) // 2], "is unreadable or corrupt (", id="truncated"),
-    pytest.param(lambda good: b"\xff\xfe\x00\x81" * 64, "is unreadable or corrupt (", id="binary"),
-    pytest.param(lambda good: b"[" * 100000, "is unreadable or corrupt (", id="nested-too-deep"),
-    pytest.param(lambda good: b"[]", "was written by another version of ccopt-meson", id="wrong-shape-list"),
-    pytest.param(lambda good: b'{"schema_version": 1}', "was modified after it was written",
-                 id="wrong-shape-skeleton"),
-    pytest.param(lambda good: json.dumps({**json.loads(good), "schema_version": 2}).encode(),
-                 "was written by another version of ccopt-meson", id="future-schema"),
-    pytest.param(lambda good: json.dumps(_edited(json.loads(good))).encode(), "was modified after it was written",
-                 id="edited-by-hand"),
+    pytest.param(lambda good: b"", "not valid JSON", id="empty"),
+    pytest.param(lambda good: good[: len(good) // 2], "not valid JSON", id="truncated"),
+    pytest.param(lambda good: b"\xff\xfe\x00\x81" * 64, "not valid JSON", id="binary"),
+    pytest.param(lambda good: b"[" * 100000, "not valid JSON", id="nested-too-deep"),
+    pytest.param(lambda good: b"[]", "not written by ccopt-meson", id="wrong-shape-list"),
+    pytest.param(lambda good: b'{"schema_version": 1}', "not written by ccopt-meson", id="wrong-shape-skeleton"),
+    pytest.param(lambda good: json.dumps({"generator": fsio.MARK, "schema_version": cache.SCHEMA_VERSION}).encode(),
+                 "cache: missing required key 'key'", id="marked-skeleton"),
+    pytest.param(_future, f"schema version {cache.SCHEMA_VERSION + 1}, this helper reads {cache.SCHEMA_VERSION}",
+                 id="future-schema"),
+    pytest.param(lambda good: json.dumps(_edited(json.loads(good))).encode(),
+                 "'AVX512_MADE_UP' is not a feature of x86_64", id="edited-by-hand"),
 ]
 
 
@@ -359,8 +365,8 @@ def test_corrupt_feature_file(tmp_path: Path, feature_file: Path, corrupt: Calla
     bad = tmp_path / "build" / CACHE
     bad.parent.mkdir()
     bad.write_bytes(corrupt(feature_file.read_bytes()))
-    line = one_error(run_targets(_good_source(tmp_path), bad, tmp_path), f"{bad} {message}")
-    assert f"run 'ccopt-meson flush {bad.parent}'" in line
+    line = one_error(run_targets(_good_source(tmp_path), bad, tmp_path), f"error: {CACHE}: {message}; ")
+    assert line.endswith(f"; run 'ccopt-meson flush {bad.parent}' and configure again")
     assert not (tmp_path / "kern.dispatch.h").exists()
 
 
@@ -373,8 +379,8 @@ def test_missing_feature_file(tmp_path: Path) -> None:
 def test_directory_as_feature_file(tmp_path: Path) -> None:
     path = tmp_path / CACHE
     path.mkdir()
-    one_error(run_targets(_good_source(tmp_path), path, tmp_path), f"{path} is unreadable or corrupt (",
-              "Is a directory")
+    one_error(run_targets(_good_source(tmp_path), path, tmp_path), f"feature cache {CACHE} is not a regular file",
+              f"run 'ccopt-meson flush {tmp_path}'")
 
 
 def test_feature_file_of_another_name(tmp_path: Path, feature_file: Path) -> None:
@@ -458,13 +464,15 @@ CACHE_FAULTS: list[Any] = [
     pytest.param(lambda good: bytes(random.Random(3).randrange(256) for _ in range(2048)), "not valid JSON", False,
                  id="random-bytes"),
     pytest.param(lambda good: b"[" * 100000, "not valid JSON", False, id="nested-too-deep"),
-    pytest.param(lambda good: b"null", "unexpected content", False, id="json-null"),
-    pytest.param(lambda good: b'{"schema_version": 1, "cache": []}', "unexpected content", False,
-                 id="cache-not-an-object"),
-    pytest.param(lambda good: json.dumps({"schema_version": 1, "cache": json.loads(good)["cache"]}).encode(),
-                 "its content was modified after it was written", False, id="key-matches-body-missing"),
-    pytest.param(lambda good: json.dumps({**json.loads(good), "schema_version": 2}).encode(),
-                 "schema version 2, this helper writes 1", False, id="future-schema-key-matches"),
+    pytest.param(lambda good: b"null", "not written by ccopt-meson", False, id="json-null"),
+    pytest.param(lambda good: b'{"schema_version": 2, "cache": []}', "not written by ccopt-meson", False,
+                 id="unmarked-object"),
+    pytest.param(lambda good: json.dumps({k: v for k, v in json.loads(good).items() if k != "probed"}).encode(),
+                 "cache: missing required key 'probed'", False, id="key-matches-body-missing"),
+    pytest.param(lambda good: json.dumps({**json.loads(good), "request": []}).encode(),
+                 "cache.request: expected object", False, id="key-matches-body-of-the-wrong-shape"),
+    pytest.param(_future, f"schema version {cache.SCHEMA_VERSION + 1}, this helper reads {cache.SCHEMA_VERSION}",
+                 False, id="future-schema-key-matches"),
 ]
 
 
@@ -476,7 +484,7 @@ def test_corrupt_cache_is_a_miss_with_one_warning(tmp_path: Path, reference: tup
     (tmp_path / CACHE).write_bytes(corrupt(good))
     r = detect_json(tmp_path)
     assert len(r.stderr.splitlines()) == 1, r.stderr
-    assert r.stderr.startswith("ccopt-meson: warning: ignoring ") and warning in r.stderr
+    assert r.stderr.startswith(f"ccopt-meson: warning: ignoring the feature cache: {CACHE}: ") and warning in r.stderr
     assert r.stderr.rstrip().endswith("detecting again")
     assert_correct_miss(r, tmp_path, ref, again=again)
 
@@ -485,8 +493,8 @@ def test_cache_behind_a_symlink_loop_is_unreadable(tmp_path: Path, reference: tu
     """Unreadable even for root: a symlink pointing at itself; the link is replaced by a real file."""
     (tmp_path / CACHE).symlink_to(CACHE)
     r = detect_json(tmp_path)
-    assert r.stderr == f"ccopt-meson: warning: ignoring unreadable cache {CACHE}: Too many levels of symbolic " \
-                       "links; detecting again\n"
+    assert r.stderr == f"ccopt-meson: warning: ignoring the feature cache: cannot read feature cache {CACHE}: " \
+                       "Too many levels of symbolic links; detecting again\n"
     assert_correct_miss(r, tmp_path, reference[0], again=True)
     assert not (tmp_path / CACHE).is_symlink()
 
@@ -503,7 +511,8 @@ def test_unreadable_cache_file(tmp_path: Path, reference: tuple[dict[str, Any], 
     (tmp_path / CACHE).write_bytes(reference[1])
     (tmp_path / CACHE).chmod(0)
     r = detect_json(tmp_path)
-    assert r.stderr == f"ccopt-meson: warning: ignoring unreadable cache {CACHE}: Permission denied; detecting again\n"
+    assert r.stderr == (f"ccopt-meson: warning: ignoring the feature cache: cannot read feature cache {CACHE}: "
+                        "Permission denied; detecting again\n")
     assert_correct_miss(r, tmp_path, reference[0])
 
 
@@ -512,7 +521,9 @@ def test_directory_in_place_of_the_cache(tmp_path: Path) -> None:
     r = detect_json(tmp_path)
     assert r.returncode == 1 and "Traceback" not in r.stderr
     warning, error = r.stderr.splitlines()
-    assert warning == f"ccopt-meson: warning: ignoring unreadable cache {CACHE}: Is a directory; detecting again"
+    assert warning.startswith(f"ccopt-meson: warning: ignoring the feature cache: feature cache {CACHE} is not a "
+                              "regular file")
+    assert warning.endswith("; detecting again")
     assert error == (f"ccopt-meson: error: cannot write {tmp_path / CACHE}: Is a directory; check that the build "
                      f"directory is writable and that {CACHE} is a regular file")
 
@@ -544,10 +555,30 @@ def test_directory_in_place_of_the_config_header(tmp_path: Path) -> None:
               f"cannot write {tmp_path / 'ccopt_config.h'}: Is a directory")
 
 
-def test_flush_that_cannot_delete(tmp_path: Path) -> None:
+def test_flush_leaves_what_is_not_ours(tmp_path: Path) -> None:
+    """A directory (or a foreign file) under a cache file's name is not deleted; configure then names it."""
+    (tmp_path / "meson-private").mkdir()
+    (tmp_path / "meson-private" / "coredata.dat").write_bytes(b"")
     (tmp_path / "sub" / CACHE).mkdir(parents=True)
     (tmp_path / "sub" / CACHE / "x").write_text("")
-    one_error(cli("flush", str(tmp_path)), f"cannot delete {tmp_path / 'sub' / CACHE}: Is a directory")
+    (tmp_path / CACHE).write_text('{"mine": true}\n')
+    r = cli("flush", str(tmp_path))
+    assert r.returncode == 0 and r.stderr == "", r.stderr
+    assert r.stdout == f"flushed 0 cache file(s) in {tmp_path}\n"
+    assert (tmp_path / "sub" / CACHE / "x").is_file() and (tmp_path / CACHE).read_text() == '{"mine": true}\n'
+
+
+def test_flush_that_cannot_delete(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Root can delete anything in a directory it owns: the refusal is simulated."""
+    path = cache.cache_path(tmp_path)
+    path.write_text("")
+
+    def refuse(self: Path, missing_ok: bool = False) -> None:
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(Path, "unlink", refuse)
+    with pytest.raises(CacheError, match=f"^cannot delete {re.escape(str(path))}: Permission denied$"):
+        cache.flush(tmp_path)
 
 
 # =========================================================================== 4. compiler faults
@@ -830,8 +861,8 @@ def test_two_build_dirs_do_not_interfere(tmp_path: Path) -> None:
     for build, out, names in ((a, outs[0], ["SSE42", "SSE41"]), (b, outs[1], ["AVX2"])):
         doc = json.loads(out)
         stored = json.loads((build / CACHE).read_text())
-        assert doc["dispatch"]["names"] == names == stored["dispatch"]["names"]
-        assert stored["cache"]["key"] == doc["cache"]["key"]
+        assert doc["dispatch"]["names"] == names == list(pipeline.read(build).dispatch)
+        assert stored["key"] == doc["cache"]["key"]
         assert sorted(p.name for p in build.iterdir()) == [CACHE]
 
 
@@ -934,7 +965,7 @@ def test_same_inputs_give_byte_identical_files(tmp_path: Path) -> None:
         assert first == second, f"{name} differs between build dirs / runs"
         text = first.decode()
         if name == CACHE:  # only the compiler command may be absolute
-            assert json.loads(text)["compiler"]["command"] == [compiler]
+            assert json.loads(text)["request"]["command"] == [compiler]
             text = text.replace(json.dumps(compiler)[1:-1], "")
         assert str(tmp_path) not in text and "/tmp/" not in text and str(ROOT) not in text, name
     assert "ccopt-" not in files[CACHE][0].decode().replace("ccopt-meson", ""), "scratch paths leaked into reasons"
@@ -983,13 +1014,12 @@ def test_probe_timeout_reaches_the_runner(monkeypatch: pytest.MonkeyPatch) -> No
 
 def test_report_of_a_corrupt_build_dir(tmp_path: Path) -> None:
     (tmp_path / CACHE).write_text("{")
-    one_error(cli("report", str(tmp_path)), f"{tmp_path / CACHE} is unreadable or corrupt (",
-              f"run 'ccopt-meson flush {tmp_path}'")
+    one_error(cli("report", str(tmp_path)), f"error: {CACHE}: not valid JSON; run 'ccopt-meson flush {tmp_path}'")
 
 
 def test_table_errors(tmp_path: Path) -> None:
     with pytest.raises(TableError, match=r"^cannot read feature table nope\.json: "):
-        tables._read_json(tmp_path / "nope.json")
+        tables.read_json(tmp_path / "nope.json")
     schema = json.loads((tables.DATA_DIR / "schema.json").read_text())
     defs = schema["definitions"]
 

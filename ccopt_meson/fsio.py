@@ -9,6 +9,7 @@ an error, not a hang).
 
 from __future__ import annotations
 
+import errno
 import itertools
 import os
 import stat
@@ -85,7 +86,10 @@ def atomic_write(path: Path, text: str) -> bool:
         pass
     tmp = path.parent / f".{path.name}.{os.getpid()}.{next(_counter)}.tmp"
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except FileExistsError:  # mkdir's word for "the directory is a regular file"
+            raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR)) from None
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
     except OSError as exc:
         raise CacheError(f"cannot write {path}: {exc.strerror}; check that the build directory is writable") from exc

@@ -6,7 +6,7 @@ import os
 import shutil
 import sys
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 
 import pytest
 
@@ -106,3 +106,25 @@ def detect_doc(req: object, **kw: object) -> dict:  # type: ignore[type-arg]
     from ccopt_meson import detect
 
     return detect(req, **kw).to_json()  # type: ignore[arg-type]
+
+
+@pytest.fixture(scope="session")
+def gcc12_x86_64_feature_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A real feature file, written by an in-process detection with FakeCompiler (gcc 12 on x86_64)."""
+    from ccopt_meson import Request
+
+    build = tmp_path_factory.mktemp("features")
+    detect_doc(Request(command=("fakecc",), dispatch="max -xop -fma4"), build_dir=build, runner=FakeCompiler())
+    return build / "ccopt-features.json"
+
+
+@pytest.fixture(scope="session")
+def host_gcc_default() -> dict[str, Any]:
+    """``detect --json`` with the host's gcc and the default request (what the fake compilers are compared to)."""
+    import json
+
+    from .helpers import cli, x86_gcc
+
+    r = cli("detect", "--cc", x86_gcc(), "--json")
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout)  # type: ignore[no-any-return]

@@ -4,15 +4,20 @@ from __future__ import annotations
 
 import json
 import os
+import random
+import re
+import subprocess
 from pathlib import Path
 from typing import Any, Callable
 
 import pytest
 
-from ccopt_meson import Request, flush
+from ccopt_meson import Request, cache, flush, pipeline
 from ccopt_meson.cache import cache_path
+from ccopt_meson.errors import CacheError
 
 from .conftest import detect_doc
+from .helpers import CACHE, IS_ROOT, ROOT_REASON, cli, configure_args, fakecc, future_schema, one_error, race, x86_gcc
 
 REQ = Request(command=("fakecc",))
 
@@ -124,3 +129,173 @@ def test_native_answers_are_keyed_by_the_host_cpu(fake: Callable[..., Any], tmp_
     assert detect_doc(req, build_dir=tmp_path, runner=fake())["cache"]["hit"] is True
     monkeypatch.setattr(host, "cpu_identity", lambda: "another CPU")
     assert detect_doc(req, build_dir=tmp_path, runner=fake())["cache"]["hit"] is False
+
+
+# --------------------------------------------------------------------------- faults of the cache file, through the CLI
+
+
+@pytest.fixture(scope="module")
+def host_gcc_narrow(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], bytes]:
+    """A clean detection with the host gcc: the document and the cache file's bytes."""
+    cc = x86_gcc()
+    build = tmp_path_factory.mktemp("host_gcc_narrow")
+    r = cli("detect", "--cc", cc, *NARROW, "--json", "--build-dir", str(build))
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout), (build / CACHE).read_bytes()
+
+
+# A narrow request keeps each run cheap; the cache logic does not depend on it.
+NARROW = ("--baseline", "sse sse2", "--dispatch", "sse41 sse42")
+
+
+def detect_json(build: Path) -> subprocess.CompletedProcess[str]:
+    return cli("detect", "--cc", x86_gcc(), *NARROW, "--json", "--build-dir", str(build))
+
+
+def assert_correct_miss(r: subprocess.CompletedProcess[str], build: Path, ref: dict[str, Any],
+                        again: bool = False) -> None:
+    """A miss that gives the clean answer and leaves a valid cache behind (``again``: the next run hits)."""
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert doc["cache"]["hit"] is False
+    assert (doc["baseline"], doc["dispatch"], doc["features"]) == (ref["baseline"], ref["dispatch"], ref["features"])
+    stored = cache.load(build / CACHE)
+    assert stored is not None and stored.key == ref["cache"]["key"]
+    if again:
+        second = detect_json(build)
+        assert second.returncode == 0 and second.stderr == "" and json.loads(second.stdout)["cache"]["hit"] is True
+
+
+# Cases tests/test_cache.py does not have (it covers empty, a synthetic truncation, garbage, [1, 2], schema 99
+# and a hand-edited file in-process); these run the real CLI and compare with a clean detection.
+CACHE_FAULTS: list[Any] = [
+    pytest.param(lambda good: good[:1], "not valid JSON", False, id="truncated-to-1-byte"),
+    pytest.param(lambda good: good[: len(good) // 2], "not valid JSON", True, id="truncated-in-half"),
+    pytest.param(lambda good: good[:-2], "not valid JSON", False, id="truncated-last-brace"),
+    pytest.param(lambda good: bytes(random.Random(3).randrange(256) for _ in range(2048)), "not valid JSON", False,
+                 id="random-bytes"),
+    pytest.param(lambda good: b"[" * 100000, "not valid JSON", False, id="nested-too-deep"),
+    pytest.param(lambda good: b"null", "not written by ccopt-meson", False, id="json-null"),
+    pytest.param(lambda good: b'{"schema_version": 2, "cache": []}', "not written by ccopt-meson", False,
+                 id="unmarked-object"),
+    pytest.param(lambda good: json.dumps({k: v for k, v in json.loads(good).items() if k != "probed"}).encode(),
+                 "cache: missing required key 'probed'", False, id="key-matches-body-missing"),
+    pytest.param(lambda good: json.dumps({**json.loads(good), "request": []}).encode(),
+                 "cache.request: expected object", False, id="key-matches-body-of-the-wrong-shape"),
+    pytest.param(future_schema, f"schema version {cache.SCHEMA_VERSION + 1}, this helper reads {cache.SCHEMA_VERSION}",
+                 False, id="future-schema-key-matches"),
+]
+
+
+@pytest.mark.parametrize("corrupt,warning,again", CACHE_FAULTS)
+def test_corrupt_cache_is_a_miss_with_one_warning(tmp_path: Path, host_gcc_narrow: tuple[dict[str, Any], bytes],
+                                                  corrupt: Callable[[bytes], bytes], warning: str,
+                                                  again: bool) -> None:
+    ref, good = host_gcc_narrow
+    (tmp_path / CACHE).write_bytes(corrupt(good))
+    r = detect_json(tmp_path)
+    assert len(r.stderr.splitlines()) == 1, r.stderr
+    assert r.stderr.startswith(f"ccopt-meson: warning: ignoring the feature cache: {CACHE}: ") and warning in r.stderr
+    assert r.stderr.rstrip().endswith("detecting again")
+    assert_correct_miss(r, tmp_path, ref, again=again)
+
+
+def test_cache_behind_a_symlink_loop_is_unreadable(tmp_path: Path,
+                                                   host_gcc_narrow: tuple[dict[str, Any], bytes]) -> None:
+    """Unreadable even for root: a symlink pointing at itself; the link is replaced by a real file."""
+    (tmp_path / CACHE).symlink_to(CACHE)
+    r = detect_json(tmp_path)
+    assert r.stderr == f"ccopt-meson: warning: ignoring the feature cache: cannot read feature cache {CACHE}: " \
+                       "Too many levels of symbolic links; detecting again\n"
+    assert_correct_miss(r, tmp_path, host_gcc_narrow[0], again=True)
+    assert not (tmp_path / CACHE).is_symlink()
+
+
+def test_dangling_symlink_is_a_plain_miss(tmp_path: Path, host_gcc_narrow: tuple[dict[str, Any], bytes]) -> None:
+    (tmp_path / CACHE).symlink_to(tmp_path / "gone.json")
+    r = detect_json(tmp_path)
+    assert r.stderr == ""
+    assert_correct_miss(r, tmp_path, host_gcc_narrow[0])
+
+
+@pytest.mark.skipif(IS_ROOT, reason=ROOT_REASON)
+def test_unreadable_cache_file(tmp_path: Path, host_gcc_narrow: tuple[dict[str, Any], bytes]) -> None:
+    (tmp_path / CACHE).write_bytes(host_gcc_narrow[1])
+    (tmp_path / CACHE).chmod(0)
+    r = detect_json(tmp_path)
+    assert r.stderr == (f"ccopt-meson: warning: ignoring the feature cache: cannot read feature cache {CACHE}: "
+                        "Permission denied; detecting again\n")
+    assert_correct_miss(r, tmp_path, host_gcc_narrow[0])
+
+
+def test_directory_in_place_of_the_cache(tmp_path: Path) -> None:
+    (tmp_path / CACHE).mkdir()
+    r = detect_json(tmp_path)
+    assert r.returncode == 1 and "Traceback" not in r.stderr
+    warning, error = r.stderr.splitlines()
+    assert warning.startswith(f"ccopt-meson: warning: ignoring the feature cache: feature cache {CACHE} is not a "
+                              "regular file")
+    assert warning.endswith("; detecting again")
+    assert error == (f"ccopt-meson: error: cannot write {tmp_path / CACHE}: Is a directory; check that the build "
+                     f"directory is writable and that {CACHE} is a regular file")
+
+
+@pytest.mark.parametrize("command", ["detect", "configure"])
+def test_build_dir_that_cannot_be_created(tmp_path: Path, command: str) -> None:
+    """Works as root too: the build dir would have to live under a regular file."""
+    cc = x86_gcc()
+    (tmp_path / "file").write_text("")
+    build = tmp_path / "file" / "sub"
+    args = ["detect", "--cc", cc, "--build-dir", str(build)] if command == "detect" else configure_args(build, cc)
+    one_error(cli(*args), f"cannot write {build / CACHE}: Not a directory; check that the build directory is writable")
+
+
+@pytest.mark.skipif(IS_ROOT, reason=ROOT_REASON)
+def test_read_only_build_dir_through_the_cli(tmp_path: Path) -> None:
+    build = tmp_path / "ro"
+    build.mkdir(mode=0o555)
+    try:
+        one_error(cli("detect", "--cc", x86_gcc(), "--build-dir", str(build)),
+                  f"cannot write {build / CACHE}: Permission denied; check that the build directory is writable")
+    finally:
+        build.chmod(0o755)
+
+
+def test_flush_leaves_what_is_not_ours(tmp_path: Path) -> None:
+    """A directory (or a foreign file) under a cache file's name is not deleted; configure then names it."""
+    (tmp_path / "meson-private").mkdir()
+    (tmp_path / "meson-private" / "coredata.dat").write_bytes(b"")
+    (tmp_path / "sub" / CACHE).mkdir(parents=True)
+    (tmp_path / "sub" / CACHE / "x").write_text("")
+    (tmp_path / CACHE).write_text('{"mine": true}\n')
+    r = cli("flush", str(tmp_path))
+    assert r.returncode == 0 and r.stderr == "", r.stderr
+    assert r.stdout == f"flushed 0 cache file(s) in {tmp_path}\n"
+    assert (tmp_path / "sub" / CACHE / "x").is_file() and (tmp_path / CACHE).read_text() == '{"mine": true}\n'
+
+
+def test_flush_that_cannot_delete(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Root can delete anything in a directory it owns: the refusal is simulated."""
+    path = cache.cache_path(tmp_path)
+    path.write_text("")
+
+    def refuse(self: Path, missing_ok: bool = False) -> None:
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(Path, "unlink", refuse)
+    with pytest.raises(CacheError, match=f"^cannot delete {re.escape(str(path))}: Permission denied$"):
+        cache.flush(tmp_path)
+
+
+def test_two_build_dirs_do_not_interfere(tmp_path: Path) -> None:
+    cc = fakecc("instant")
+    a, b = tmp_path / "a", tmp_path / "b"
+    outs = race([["detect", "--cc", cc, "--json", "--build-dir", str(a), "--dispatch", "sse41 sse42"],
+                 ["detect", "--cc", cc, "--json", "--build-dir", str(b), "--dispatch", "avx2"]],
+                tmp_path / "unused", lambda data: None)
+    for build, out, names in ((a, outs[0], ["SSE42", "SSE41"]), (b, outs[1], ["AVX2"])):
+        doc = json.loads(out)
+        stored = json.loads((build / CACHE).read_text())
+        assert doc["dispatch"]["names"] == names == list(pipeline.read(build).dispatch)
+        assert stored["key"] == doc["cache"]["key"]
+        assert sorted(p.name for p in build.iterdir()) == [CACHE]

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
+import os
 from pathlib import Path
 from typing import Any
 
@@ -13,11 +12,7 @@ import pytest
 from ccopt_meson.cli import main
 
 from .conftest import ROOT
-
-
-def cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "ccopt_meson", *args], capture_output=True, text=True, cwd=ROOT,
-                          env=env)
+from .helpers import CACHE, cli, good_source, one_error
 
 
 def test_detect_json_shape(gcc: str, tmp_path: Path) -> None:
@@ -80,7 +75,6 @@ def test_flush_command(gcc: str, tmp_path: Path, capsys: Any) -> None:
 
 def test_configure_prints_a_line_for_every_dispatch_target(tmp_path: Path, capsys: Any) -> None:
     """Even where @targets' tie rule would fold targets (Intel: FMA3 and AVX2 share one flag)."""
-    import os
 
     fake = str(ROOT / "tests" / "fakecc" / "instant")
     assert main(["configure", "--output-dir", str(tmp_path), "--compiler-id", "intel", "--cc-arg=" + fake]) == 0
@@ -105,3 +99,29 @@ def test_explain_refuses_keywords(capsys: Any) -> None:
     assert main(["explain", "max", "--cc", "gcc"]) == 1
     assert capsys.readouterr().err == "ccopt-meson: error: explain: 'max' is not a feature name; " \
                                       "'ccopt-meson features' lists them\n"
+
+
+# --------------------------------------------------------------------------- one-line errors
+
+
+@pytest.mark.parametrize("args,env,message", [
+    (["--cc", "gcc 'oops"], {}, "--cc: cannot split 'gcc 'oops': No closing quotation; balance the quotes"),
+    (["--cc", "gcc", "--args", "-DX='a"], {}, "--args: cannot split '-DX='a': No closing quotation"),
+    (["--cc", "gcc"], {"CFLAGS": "-O2 \"-DX"}, "CFLAGS: cannot split '-O2 \"-DX': No closing quotation"),
+    ([], {"CC": "gcc 'x"}, "CC: cannot split 'gcc 'x': No closing quotation"),
+    (["--cc", ""], {}, "the compiler command is empty; pass --cc or set CC"),
+    (["--cc-arg", ""], {}, "the compiler command is empty; pass --cc or set CC"),
+])
+def test_bad_compiler_command_text(args: list[str], env: dict[str, str], message: str) -> None:
+    one_error(cli("detect", *args, env=env), message)
+
+
+def test_report_of_a_corrupt_build_dir(tmp_path: Path) -> None:
+    (tmp_path / CACHE).write_text("{")
+    one_error(cli("report", str(tmp_path)), f"error: {CACHE}: not valid JSON; run 'ccopt-meson flush {tmp_path}'")
+
+
+def test_targets_usage_error_is_one_line(tmp_path: Path) -> None:
+    r = cli("targets", str(good_source(tmp_path)))
+    assert r.returncode == 2 and r.stderr.count("\n") == 1
+    assert r.stderr.startswith("ccopt-meson: error: the following arguments are required: --feature-file")

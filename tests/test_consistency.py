@@ -1,12 +1,12 @@
-"""Versions and defaults stated in several places agree."""
+"""Versions and defaults stated in several places agree; the package's import graph stays a tree of stages."""
 
 from __future__ import annotations
 
+import ast
 import re
 
 from ccopt_meson import DEFAULT_BASELINE, DEFAULT_DISPATCH, __version__
 from ccopt_meson.cli import build_parser
-from ccopt_meson.emit_runtime import runtime_table_header
 
 from .conftest import ROOT
 
@@ -29,12 +29,6 @@ def test_meson_option_defaults_match_the_cli() -> None:
     assert (ns.baseline, ns.dispatch) == (DEFAULT_BASELINE, DEFAULT_DISPATCH)
 
 
-def test_runtime_table_is_generated_from_the_tables() -> None:
-    checked_in = (ROOT / "ccopt_meson" / "runtime" / "ccopt_cpu_table.h").read_text()
-    regenerate = "python -m ccopt_meson.emit_runtime > ccopt_meson/runtime/ccopt_cpu_table.h"
-    assert checked_in == runtime_table_header(), f"run: {regenerate}"
-
-
 def test_readme_test_command_is_what_ci_runs() -> None:
     readme = (ROOT / "README.md").read_text()
     ci = (ROOT / ".ci" / "run").read_text()
@@ -50,3 +44,72 @@ def test_builtin_sha256_matches_hashlib() -> None:
     h = sha256()
     h.update(b"ccopt")
     assert h.hexdigest() == sha256(b"ccopt").hexdigest() == hashlib.sha256(b"ccopt").hexdigest()
+
+
+def _package_imports() -> dict[str, list[tuple[str, str | None, ast.AST]]]:
+    """Per module of the package: (imported module, imported name or None, node), lazy imports included."""
+    out: dict[str, list[tuple[str, str | None, ast.AST]]] = {}
+    for path in sorted((ROOT / "ccopt_meson").glob("*.py")):
+        found: list[tuple[str, str | None, ast.AST]] = []
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.ImportFrom) and (node.level == 1 or (node.module or "").startswith("ccopt_meson")):
+                module = (node.module or "").removeprefix("ccopt_meson").lstrip(".")
+                for alias in node.names:
+                    if module:  # from .x import name
+                        found.append((module.split(".")[0], alias.name, node))
+                    else:  # from . import x
+                        found.append((alias.name, None, node))
+            elif isinstance(node, ast.Import):
+                found += [(a.name.split(".")[1], None, node) for a in node.names if a.name.startswith("ccopt_meson.")]
+        out[path.stem] = found
+    return out
+
+
+def _is_private(name: str) -> bool:
+    return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
+
+
+def test_import_graph_has_no_cycle() -> None:
+    """Stages import downwards only (lazy imports inside functions count too): no module needs its importer."""
+    graph = {mod: {target for target, _, _ in imports} for mod, imports in _package_imports().items()}
+    state: dict[str, str] = {}
+
+    def visit(mod: str, path: list[str]) -> None:
+        state[mod] = "open"
+        for dep in sorted(graph.get(mod, ())):
+            assert state.get(dep) != "open", "import cycle: " + " -> ".join([*path[path.index(dep):], dep])
+            if dep in graph and dep not in state:
+                visit(dep, [*path, dep])
+        state[mod] = "done"
+
+    for mod in sorted(graph):
+        if mod not in state:
+            visit(mod, [mod])
+    assert graph["tables"] <= {"errors", "_sha"}, "the tables are the bottom stage"
+
+
+def test_no_module_reaches_into_another_modules_private_names() -> None:
+    """``from .x import _name`` and ``x._name`` are how stages grow hidden contracts; public names or nothing."""
+    offences = []
+    for mod, imports in _package_imports().items():
+        offences += [f"{mod}: from .{target} import {name}" for target, name, _ in imports
+                     if name is not None and _is_private(name)]
+        modules = {target for target, name, _ in imports if name is None}
+        tree = ast.parse((ROOT / "ccopt_meson" / f"{mod}.py").read_text())
+        offences += [f"{mod}: {node.value.id}.{node.attr}" for node in ast.walk(tree)
+                     if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+                     and node.value.id in modules and _is_private(node.attr)]
+    assert offences == []
+
+
+def test_robustness_doc_points_at_existing_tests() -> None:
+    """Every ``tests/FILE.py::test_name`` in docs/robustness.md names a test function of that file."""
+    doc = (ROOT / "docs" / "robustness.md").read_text()
+    refs = set(re.findall(r"`(tests/test_\w+\.py)::(test_\w+)", doc))
+    assert len(refs) > 50
+    defined = {
+        (f"tests/{path.name}", node.name)
+        for path in (ROOT / "tests").glob("test_*.py")
+        for node in ast.parse(path.read_text()).body if isinstance(node, ast.FunctionDef)
+    }
+    assert sorted(refs - defined) == []

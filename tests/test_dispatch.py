@@ -2,21 +2,23 @@
 
 from __future__ import annotations
 
-import os
+import random
+import subprocess
+import tempfile
 from pathlib import Path
 from typing import Any, Callable
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ccopt_meson import Detection, Request, detect
+from ccopt_meson import Detection, Request, detect, tables
 from ccopt_meson.dispatch import Statement, parse_file, parse_text, select
 from ccopt_meson.dispatch import render_statement as render
-from ccopt_meson.emit import config_header, dispatch_header, header_name
+from ccopt_meson.emit import config_header, dispatch_header
 from ccopt_meson.errors import CcoptError, DispatchSourceError, InputError
 
-GOLDEN = Path(__file__).parent / "data" / "golden"
+from .helpers import IS_ROOT, ROOT_REASON, one_error, one_line_message, run_targets
 
 
 @pytest.fixture
@@ -98,26 +100,8 @@ def test_any_statement_parses_or_raises_our_error(body: str) -> None:
     assert (again.baseline, again.targets, again.policies) == (st_.baseline, st_.targets, st_.policies)
 
 
-def _golden(name: str, text: str) -> None:
-    path = GOLDEN / name
-    if os.environ.get("CCOPT_UPDATE_GOLDEN"):
-        path.write_text(text)
-    assert text == path.read_text(), f"{name} changed; rerun with CCOPT_UPDATE_GOLDEN=1 if intended"
-
-
-def test_golden_config_header(doc: Detection) -> None:
-    _golden("ccopt_config.x86_64-gcc.h", config_header(doc))
-
-
-def test_golden_dispatch_header(doc: Detection) -> None:
-    targets = select(parse_text("/*@targets $maxopt baseline sse42 (fma3 avx2) avx512_skx asimd */"), doc)
-    assert header_name("src/kern.dispatch.c") == "kern.dispatch.h"
-    _golden("kern.dispatch.h", dispatch_header("src/kern.dispatch.c", targets))
-
-
 def test_headers_compile_and_dispatch(doc: Detection, tmp_path: Path, gcc: str) -> None:
     """The generated headers plus ccopt_dispatch.h compile, and pick a target that exists."""
-    import subprocess
 
     from ccopt_meson.tables import DATA_DIR
 
@@ -166,7 +150,6 @@ def test_target_flags_keep_the_baseline_march_extensions(fake: Callable[..., Any
 
 def test_no_fitting_version_and_no_baseline_aborts_with_a_message(doc: Detection, tmp_path: Path,
                                                                    gcc: str) -> None:
-    import subprocess
 
     from ccopt_meson.tables import DATA_DIR
 
@@ -186,8 +169,117 @@ def test_no_fitting_version_and_no_baseline_aborts_with_a_message(doc: Detection
     assert "ccopt: no compiled version of k() runs on this CPU" in r.stderr
 
 
-def test_unguarded_vendor_headers_get_a_guard(fake: Callable[..., Any]) -> None:
-    """clang's <vecintrin.h> has no include guard: a second inclusion by the user's code must not break."""
-    doc = detect(Request(command=("fakecc",), baseline="vx"),
-                 runner=fake(macros="#define __s390x__ 1\n#define __GNUC__ 12\n"))
-    assert "(defined(CCOPT_HAVE_VX)) && !defined(__VEC_CLASS_FP_ZERO)" in config_header(doc)
+
+
+
+# --------------------------------------------------------------------------- dispatch sources given to 'targets'
+
+
+BAD_TARGETS = [
+    pytest.param("$maxopt (avx2 fma3 avx512f", "'(' is not closed in @targets", id="unbalanced-open"),
+    pytest.param("avx2 fma3) avx512f", "')' without a matching '('", id="unbalanced-close"),
+    pytest.param("$maxopt $fastest avx2", "unknown policy '$fastest'; valid: $keep_baseline", id="unknown-policy"),
+    pytest.param("avx2 avx1024", "unknown target 'avx1024' (did you mean", id="unknown-target"),
+    pytest.param("avx2 () avx512f", "empty group '()' in @targets", id="empty-group"),
+    pytest.param("", "the @targets statement is empty", id="empty-statement"),
+    pytest.param("avx2 fma3;", "invalid token 'fma3;' in @targets", id="invalid-token"),
+]
+
+
+@pytest.mark.parametrize("body,message", BAD_TARGETS)
+def test_malformed_targets_give_file_line_message(tmp_path: Path, gcc12_x86_64_feature_file: Path, body: str,
+                                                  message: str) -> None:
+    src = tmp_path / "kern.dispatch.c"
+    src.write_text(f"#include <stddef.h>\n\n/*@targets {body} */\nint k(void);\n")
+    one_error(run_targets(src, gcc12_x86_64_feature_file, tmp_path),
+              f"ccopt-meson: error: kern.dispatch.c:3: {message}")
+    assert not (tmp_path / "kern.dispatch.h").exists()
+
+
+@pytest.mark.parametrize("text,message", [
+    pytest.param("int k(void) { return 0; }\n", "kern.dispatch.c:1: no '@targets' statement found in a comment "
+                 "of the first 1000 lines", id="statement-missing"),
+    pytest.param("int a;\n/*@targets avx2\nint k(void);\n", "kern.dispatch.c:2: the @targets comment is not closed "
+                 "with '*/'", id="comment-not-closed"),
+    pytest.param("int a;\f\n/*@targets avx3 */\n", "kern.dispatch.c:2: unknown target 'avx3'",
+                 id="form-feed-does-not-shift-lines"),
+    pytest.param("int a;\r\n/*@targets avx3 */\r\n", "kern.dispatch.c:2: unknown target 'avx3'", id="crlf"),
+])
+def test_source_without_a_usable_statement(tmp_path: Path, gcc12_x86_64_feature_file: Path, text: str,
+                                           message: str) -> None:
+    src = tmp_path / "kern.dispatch.c"
+    src.write_bytes(text.encode())
+    one_error(run_targets(src, gcc12_x86_64_feature_file, tmp_path), message)
+
+
+def test_binary_source(tmp_path: Path, gcc12_x86_64_feature_file: Path) -> None:
+    src = tmp_path / "blob.dispatch.c"
+    src.write_bytes(bytes(random.Random(6).randrange(256) for _ in range(4096)).replace(b"@", b"."))
+    one_error(run_targets(src, gcc12_x86_64_feature_file, tmp_path), "blob.dispatch.c:1: no '@targets' statement found")
+
+
+def test_missing_source_through_targets(tmp_path: Path, gcc12_x86_64_feature_file: Path) -> None:
+    one_error(run_targets(tmp_path / "nope.dispatch.c", gcc12_x86_64_feature_file, tmp_path),
+              f"dispatch source '{tmp_path / 'nope.dispatch.c'}' does not exist")
+
+
+def test_directory_as_source(tmp_path: Path, gcc12_x86_64_feature_file: Path) -> None:
+    (tmp_path / "dir.dispatch.c").mkdir()
+    one_error(run_targets(tmp_path / "dir.dispatch.c", gcc12_x86_64_feature_file, tmp_path),
+              f"dispatch source '{tmp_path / 'dir.dispatch.c'}' is not a regular file")
+
+
+@pytest.mark.skipif(IS_ROOT, reason=ROOT_REASON)
+def test_unreadable_source(tmp_path: Path, gcc12_x86_64_feature_file: Path) -> None:
+    src = tmp_path / "locked.dispatch.c"
+    src.write_text("/*@targets avx2 */\n")
+    src.chmod(0)
+    try:
+        one_error(run_targets(src, gcc12_x86_64_feature_file, tmp_path),
+                  f"cannot read dispatch source '{src}': Permission denied")
+    finally:
+        src.chmod(0o644)
+
+
+NAMES = sorted(tables.all_feature_names())
+TARGET_WORDS = st.one_of(
+    st.sampled_from([*NAMES, *(n.lower() for n in NAMES), "baseline", "$maxopt", "$keep_sort", "$werror",
+                     "$keep_baseline", "$autovec"]),
+    st.sampled_from(["(", ")", " ", ",", "*", "/", "\n", "\n * ", "$", "#", "+", "-"]),
+    st.text(max_size=4),
+)
+
+
+def _check_statement(text: str) -> None:
+    try:
+        parsed = parse_text(text, "src.c")
+    except CcoptError as exc:
+        assert one_line_message(exc).startswith("src.c:")
+        return
+    again = parse_text(f"/*@targets {render(parsed)} */", "src.c")
+    assert (again.baseline, again.targets, again.policies) == (parsed.baseline, parsed.targets, parsed.policies)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(st.text(), st.lists(TARGET_WORDS, max_size=12).map(lambda w: "/*@targets " + " ".join(w) + " */")))
+def test_any_source_text_parses_or_raises_our_error(text: str) -> None:
+    _check_statement(text)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.text(), st.lists(TARGET_WORDS, max_size=12).map(" ".join), st.sampled_from(["/*@targets ", "// @targets "]))
+def test_statement_anywhere_in_arbitrary_text(before: str, body: str, opener: str) -> None:
+    closer = " */" if opener.startswith("/*") else "\n"
+    _check_statement(before + "\n" + opener + body.replace("\n", " ") + closer)
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.binary(max_size=512))
+def test_any_source_bytes_parse_or_raise_our_error(data: bytes) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "k.dispatch.c"
+        path.write_bytes(b"/*@targets " + data + b" */")
+        try:
+            parse_file(path)
+        except CcoptError as exc:
+            assert one_line_message(exc).startswith("k.dispatch.c:")

@@ -2,16 +2,26 @@
 
 from __future__ import annotations
 
+import json
+import os
+import shlex
+import shutil
+import signal
+import stat
+import subprocess
+import sys
+import time
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 import pytest
 
-from ccopt_meson import Request
+from ccopt_meson import Request, tables
 from ccopt_meson.errors import CompilerError
 from ccopt_meson.probe import diagnose
 
-from .conftest import detect_doc
+from .conftest import ROOT, detect_doc, need
+from .helpers import FAKECC, alive, cli, configure_args, fakecc, one_error, x86_gcc
 
 
 def run(fake: Any, **kw: Any) -> dict[str, Any]:
@@ -132,3 +142,163 @@ def test_msvc_style_driver_checks_conflicting_arch_flags_by_compiling(tmp_path: 
     assert {"AVX", "AVX2", "AVX512_SKX", "SSE42"} <= set(doc["dispatch"]["names"])
     assert doc["features"]["AVX512_SPR"]["supported"] is False  # a table entry with a reason
     assert any("/arch:AVX2" in a for a in calls[-1] + sum(calls, []))
+
+
+# --------------------------------------------------------------------------- compilers that misbehave (tests/fakecc)
+
+
+def test_compiler_not_found(tmp_path: Path) -> None:
+    one_error(cli(*configure_args(tmp_path, "/nonexistent/bin/cc")),
+              "compiler not found: '/nonexistent/bin/cc' (No such file or directory); set CC or pass --cc")
+    one_error(cli("detect", "--cc", "no-such-compiler-ccopt"), "compiler not found: 'no-such-compiler-ccopt'")
+
+
+def test_compiler_not_executable(tmp_path: Path) -> None:
+    cc = tmp_path / "noexec"
+    shutil.copy(FAKECC / "noexec", cc)
+    cc.chmod(0o644)  # whatever the checkout did to the mode
+    one_error(cli("detect", "--cc-arg", str(cc)), f"compiler '{cc}' is not executable (Permission denied)")
+
+
+def test_compiler_not_a_program() -> None:
+    one_error(cli("detect", "--cc-arg", fakecc("not-a-program")),
+              f"cannot run compiler '{fakecc('not-a-program')}': Exec format error; check that it is a program")
+
+
+def test_compiler_that_cannot_compile_anything() -> None:
+    need("gcc")
+    one_error(cli("detect", "--cc-arg", fakecc("nocompile")),
+              f"compiler '{fakecc('nocompile')}' cannot compile a trivial C file (exit status 4): "
+              "fakecc: internal compiler error: out of cheese")
+
+
+def test_hanging_compiler_times_out_and_is_killed(tmp_path: Path) -> None:
+    pidfile = tmp_path / "pids"
+    start = time.monotonic()
+    r = cli("detect", "--cc-arg", fakecc("hang"), env={"CCOPT_PROBE_TIMEOUT": "2", "FAKECC_PIDFILE": str(pidfile)})
+    assert time.monotonic() - start < 20
+    one_error(r, f"compiler '{fakecc('hang')}' did not finish within 2 s; check that it works, or raise "
+                 "CCOPT_PROBE_TIMEOUT")
+    pids = [int(p) for p in pidfile.read_text().split()]
+    deadline = time.monotonic() + 5
+    while any(alive(p) for p in pids) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not any(alive(p) for p in pids), "the compiler's children must die with it"
+
+
+def test_interrupt_kills_the_compiler(tmp_path: Path) -> None:
+    pidfile = tmp_path / "pids"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CCOPT_")}
+    env.update(PYTHONPATH=str(ROOT), FAKECC_PIDFILE=str(pidfile))
+    # A parent (a test runner worker) may ignore SIGINT, which the child would inherit: restore Python's handler.
+    code = ("import signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
+            "from ccopt_meson.cli import main; sys.exit(main(sys.argv[1:]))")
+    proc = subprocess.Popen([sys.executable, "-c", code, "detect", "--cc-arg", fakecc("hang")], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 20
+        while not (pidfile.exists() and pidfile.read_text().strip()) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=20)
+    finally:
+        proc.kill()
+    assert proc.returncode == 1 and err == "ccopt-meson: error: interrupted\n"
+    pids = [int(p) for p in pidfile.read_text().split()]
+    deadline = time.monotonic() + 5
+    while any(alive(p) for p in pids) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not any(alive(p) for p in pids)
+
+
+@pytest.mark.parametrize("value", ["abc", "-1", "inf"])
+def test_bad_probe_timeout(value: str) -> None:
+    one_error(cli("detect", "--cc", "gcc", env={"CCOPT_PROBE_TIMEOUT": value}),
+              f"CCOPT_PROBE_TIMEOUT: '{value}' is not a positive, finite number of seconds; unset it to use the "
+              "default (120)")
+
+
+def test_probe_timeout_reaches_the_runner(monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: list[float] = []
+
+    def runner(argv: Sequence[str], timeout: float) -> Any:
+        seen.append(timeout)
+        raise CompilerError("stop")
+
+    monkeypatch.setenv("CCOPT_PROBE_TIMEOUT", " 7.5 ")
+    with pytest.raises(CompilerError):
+        detect_doc(Request(command=("fakecc",)), runner=runner)
+    assert seen == [7.5]
+
+
+def test_non_utf8_output_is_harmless(host_gcc_default: dict[str, Any]) -> None:
+    r = cli("detect", "--cc-arg", fakecc("nonutf8"), "--json")
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert (doc["baseline"], doc["dispatch"]) == (host_gcc_default["baseline"], host_gcc_default["dispatch"])
+
+
+def test_compiler_accepting_every_flag_with_a_warning() -> None:
+    x86_gcc()
+    r = cli("detect", "--cc-arg", fakecc("warn-all"), "--json")
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert doc["baseline"]["names"] == [] and doc["dispatch"]["names"] == []
+    table = tables.table_for("x86_64", "gcc")
+    for name, feat in doc["features"].items():
+        assert feat["supported"] is False, name
+        own = table.features[name].flags
+        if own:
+            assert feat["reason"].startswith("fakecc: warning: option '-m"), (name, feat["reason"])
+            assert any(f"'{flag}'" in feat["reason"] for flag in own), (name, feat["reason"])
+        else:
+            assert feat["reason"].startswith("requires "), (name, feat["reason"])
+
+
+def test_compiler_refusing_some_flags(host_gcc_default: dict[str, Any]) -> None:
+    r = cli("detect", "--cc-arg", fakecc("refuse-avx512f"), "--json")
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    feats = doc["features"]
+    assert feats["AVX512F"] == {**feats["AVX512F"], "supported": False,
+                                "reason": "fakecc: error: unrecognized command-line option '-mavx512f'"}
+    table = tables.table_for("x86_64", "gcc")
+    above = {n for n in table.features if "AVX512F" in table.closure([n])}
+    assert {"AVX512_SKX", "AVX512_SPR", "X86_V4"} <= above
+    for name in above - {"AVX512F"}:
+        assert feats[name]["supported"] is False and feats[name]["reason"] == "requires AVX512F, which is unsupported"
+    assert feats["AVX2"]["supported"] is True and feats["X86_V3"]["supported"] is True
+    assert doc["dispatch"]["names"] == [n for n in host_gcc_default["dispatch"]["names"] if n not in above]
+    assert doc["baseline"] == host_gcc_default["baseline"]
+
+
+def test_spaces_quotes_and_no_shell(tmp_path: Path) -> None:
+    """Compiler path and arguments reach the compiler verbatim, as argv elements: no shell anywhere."""
+    x86_gcc()
+    odd = tmp_path / "dir with space; $(touch pwned1) `touch pwned2` 'q' \"dq\"" / "my cc"
+    odd.parent.mkdir()
+    shutil.copy(FAKECC / "record", odd)
+    odd.chmod(0o755)
+    log = tmp_path / "argv.log"
+    tricky = ['-DX="a b"', "-DP=$(touch pwned3)", "-DQ=1;touch pwned4", "-DR=`touch pwned5`", "-DS=a\\ b|touch pwned6"]
+    r = cli(*configure_args(tmp_path / "build", str(odd), *[f"--arg={a}" for a in tricky]),
+            env={"FAKECC_LOG": str(log)}, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    calls = [json.loads(line) for line in log.read_text().splitlines()]
+    assert calls and all(c[0] == str(odd) and c[1:1 + len(tricky)] == tricky for c in calls)
+    r = cli("detect", "--cc", f"{shlex.quote(str(odd))} '-DY=c d'", "--args", "-DX=\"a b\" -DZ=1",
+            env={"FAKECC_LOG": str(log)},
+            cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    last = json.loads(log.read_text().splitlines()[-1])
+    assert last[:4] == [str(odd), "-DY=c d", "-DX=a b", "-DZ=1"]
+    assert not list(tmp_path.rglob("pwned*")) and not list(ROOT.glob("pwned*"))
+
+
+def test_fakecc_scripts_are_executable() -> None:
+    """The scripts must be committed with their executable bit (noexec on purpose without it)."""
+    for path in FAKECC.iterdir():
+        if path.name in ("README.md", "noexec"):
+            continue
+        assert path.stat().st_mode & stat.S_IXUSR, f"{path.name} lost its executable bit"
+        assert path.read_bytes().startswith(b"#!") or path.name == "not-a-program"

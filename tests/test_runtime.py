@@ -491,3 +491,20 @@ def test_seam_applies_environment_masks(build: Builder) -> None:
     assert masked == {n for n in t.features if "AVX" not in t.closure([n])}
     out, _ = run(binary, everything, env={"CCOPT_ENABLE_CPU_FEATURES": "POPCNT"})
     assert set(out.splitlines()[1].split("|")[0].split()) == set(t.closure(["POPCNT", "SSE"]))
+
+
+# --------------------------------------------------------------------------- the table generator refuses bad data
+
+
+def test_runtime_table_generator_refuses_bad_data() -> None:
+    """Maintainer-facing: ``python -m ccopt_meson.emit_runtime`` checks the runtime recipes it turns into C."""
+    from ccopt_meson import emit_runtime as er
+
+    with pytest.raises(ValueError, match=r"^refusing to emit 'a\"b' as a C string literal$"):
+        er._c_string('a"b')
+    with pytest.raises(ValueError, match=r"^x86_64: AVX2: bad cpuid entry \[7, 0, 'exx', 5\]$"):
+        er._cpuid_bits({"cpuid": [[7, 0, "exx", 5]]}, "x86_64: AVX2")
+    with pytest.raises(ValueError, match="^aarch64: SVE: hwcap bit 64 out of range$"):
+        er._mask([3, 64], "aarch64: SVE")
+    with pytest.raises(ValueError, match="^x86_64: AVX2: win_pf must be positive$"):
+        er._MachineData("x86_64").add_feature("AVX2", {"win_pf": 0}, [], False)

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
+from typing import Any, Callable
 
 import pytest
 
 from ccopt_meson import tables
+from ccopt_meson.errors import TableError
 
 STYLES = tables.compilers_data()["styles"]
 IDS = list(tables.compilers_data()["compilers"])
@@ -144,3 +147,27 @@ def test_compilers_json_matches_its_schema() -> None:
     data = compilers_data()
     for cid, entry in data["compilers"].items():  # every id names a known driver and style
         assert entry["driver"] in data["drivers"] and entry["style"] in data["styles"], cid
+
+
+# --------------------------------------------------------------------------- every table message
+
+
+def test_table_errors(tmp_path: Path) -> None:
+    with pytest.raises(TableError, match=r"^cannot read feature table nope\.json: "):
+        tables.read_json(tmp_path / "nope.json")
+    schema = json.loads((tables.DATA_DIR / "schema.json").read_text())
+    defs = schema["definitions"]
+
+    def fails(edit: Callable[[dict[str, Any]], None], message: str) -> None:
+        raw = json.loads((tables.FEATURES_DIR / "s390x.json").read_text())
+        edit(raw)
+        with pytest.raises(TableError) as exc:
+            tables.validate_schema(raw, schema, defs, "s390x.json")
+        assert str(exc.value) == message
+
+    fails(lambda r: r["features"][0].update(interest="10"),
+          's390x.json.features[0].interest: expected integer, got "10"')
+    fails(lambda r: r["features"][0].update(interest=0), "s390x.json.features[0].interest: 0 is below 1")
+    fails(lambda r: r["features"][0].update(name="vx"),
+          "s390x.json.features[0].name: 'vx' does not match ^[A-Z][A-Z0-9_]*$")
+    fails(lambda r: r["features"][0].pop("macros"), "s390x.json.features[0]: missing required key 'macros'")

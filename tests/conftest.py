@@ -1,12 +1,13 @@
-"""Shared fixtures: tool lookup that skips locally but fails in CI, and a scripted fake compiler."""
+"""Shared fixtures: tool lookup that skips locally but fails in CI, and a fake compiler replaying real ones."""
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import sys
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, NamedTuple, Sequence
 
 import pytest
 
@@ -39,59 +40,105 @@ def clang() -> str:
     return need("clang")
 
 
-X86_MACROS = ("#define __x86_64__ 1\n#define __GNUC__ 12\n#define __GNUC_MINOR__ 2\n#define __GNUC_PATCHLEVEL__ 0\n"
-              "#define __SSE__ 1\n#define __SSE2__ 1\n")
+RECORDED = Path(__file__).resolve().parent / "data" / "recorded"
+
+
+class Recording(NamedTuple):
+    """One real compiler run, recorded by ``tests/data/record.py`` into ``tests/data/recorded/<name>.txt``."""
+
+    name: str
+    meta: dict[str, str]  # argv, version, exit, and what the scenario needs (the refused flag, ...)
+    output: str  # verbatim, with {unit}, {probes} and {scratch} for the paths of the run
+
+    def replay(self, unit: Path | None = None) -> str:
+        """The output as this run would print it: the placeholders become this run's paths."""
+        from ccopt_meson.tables import PROBES_DIR
+
+        text = self.output.replace("{probes}", str(PROBES_DIR))
+        if unit is not None:
+            text = text.replace("{unit}", str(unit)).replace("{scratch}", str(unit.parent))
+        return text
+
+    def lines(self) -> set[str]:
+        return set(self.output.splitlines())
+
+
+@functools.cache
+def recorded(name: str) -> Recording:
+    path = RECORDED / f"{name}.txt"
+    if not path.is_file():
+        raise LookupError(f"no recording {path.name}: add the scenario to tests/data/record.py and run it")
+    meta: dict[str, str] = {}
+    lines = path.read_text().splitlines(keepends=True)
+    while lines and lines[0].startswith("#| "):
+        key, _, value = lines.pop(0)[3:].rstrip("\n").partition(": ")
+        meta[key] = value
+    return Recording(name, meta, "".join(lines))
+
+
+X86_MACROS = recorded("gcc12-x86_64-macros").output  # what `gcc -dM -E` prints on x86_64 (gcc 12)
 
 
 class FakeCompiler:
-    """A runner that answers like gcc: macro dumps, and compiles that fail for chosen flags/probes.
+    """A runner that replays what a real compiler printed (``tests/data/recorded``) for chosen outcomes.
 
-    ``reject_flags``: flags the driver refuses (error naming the flag);
-    ``warn_flags``: flags accepted with a driver warning (must count as unsupported);
-    ``broken_probes``: probe file names whose compile fails with an error located in them;
-    ``header_warning``: a warning located in a system header (must not cost anything).
+    ``scenario``: the recorded compiler and target (``gcc12-x86_64``, ``clang14-x86_64``, ``gcc12-aarch64``,
+    ``gcc12-riscv64``), whose macro dump answers ``-dM`` unless ``macros`` is given;
+    ``reject_flags``: flags the driver refuses (its recorded "unknown flag" error, naming the flag);
+    ``warn_flags``: flags accepted with the driver's recorded warning (must count as unsupported);
+    ``broken_probes``: probe file names whose compile fails as recorded (``<scenario>-<probe>-unsupported``);
+    ``header_warning``: the recorded gcc 12 warning inside its own avx512erintrin.h (must cost nothing).
+    Every compile that does not fail writes the object file, as a real compiler does.
     """
 
-    def __init__(self, macros: str = X86_MACROS, reject_flags: Sequence[str] = (), warn_flags: Sequence[str] = (),
-                 broken_probes: Sequence[str] = (), header_warning: bool = False) -> None:
-        self.macros = macros
+    def __init__(self, macros: str | None = None, reject_flags: Sequence[str] = (), warn_flags: Sequence[str] = (),
+                 broken_probes: Sequence[str] = (), header_warning: bool = False,
+                 scenario: str = "gcc12-x86_64") -> None:
+        self.scenario = scenario
+        self.compiler = scenario.split("-")[0]
+        self.macros = recorded(f"{scenario}-macros").output if macros is None else macros
         self.reject_flags = set(reject_flags)
         self.warn_flags = set(warn_flags)
         self.broken_probes = set(broken_probes)
         self.header_warning = header_warning
         self.calls: list[list[str]] = []
 
+    def _with_flag(self, kind: str, flag: str) -> str:
+        rec = recorded(f"{self.compiler}-{kind}")
+        return rec.output.replace(rec.meta["flag"], flag)
+
     @staticmethod
-    def _arm_macros(argv: Sequence[str]) -> list[str]:
-        names = {"fp16": "FP16_VECTOR_ARITHMETIC", "dotprod": "DOTPROD", "fp16fml": "FP16_FML", "sve": "SVE"}
-        exts = [e for a in argv if a.startswith("-march=") for e in a.split("+")[1:]]
-        return [f"#define __ARM_FEATURE_{names[e]} 1\n" for e in exts if e in names]
+    def _march_macros(argv: Sequence[str]) -> list[str]:
+        """What each ``+ext`` of an aarch64 ``-march=`` adds, as recorded from aarch64-linux-gnu-gcc 12."""
+        base = recorded("gcc12-aarch64-armv8.2-a-macros").lines()
+        out: list[str] = []
+        for ext in (e for a in argv if a.startswith("-march=") for e in a.split("+")[1:]):
+            try:
+                out += sorted(recorded(f"gcc12-aarch64-armv8.2-a+{ext}-macros").lines() - base)
+            except LookupError:
+                pass
+        return [line + "\n" for line in dict.fromkeys(out)]
+
+    @staticmethod
+    def _includes(unit: Path, name: str) -> bool:
+        return unit.name == name or any(line.endswith(f'/{name}"') for line in unit.read_text().splitlines())
 
     def __call__(self, argv: Sequence[str], timeout: float) -> ProcResult:
         argv = list(argv)
         self.calls.append(argv)
         bad = [f for f in argv if f in self.reject_flags]
         if bad:
-            return ProcResult(1, f"gcc: error: unrecognized command-line option '{bad[0]}'\n")
-        out = ""
-        warned = [f for f in argv if f in self.warn_flags]
-        if warned:
-            out += f"cc1: warning: command-line option '{warned[0]}' is ignored\n"
+            return ProcResult(1, self._with_flag("unknown-flag", bad[0]))
+        out = "".join(self._with_flag("flag-warning", f) for f in argv if f in self.warn_flags)
         if "-dM" in argv:
-            return ProcResult(0, out + self.macros + "".join(self._arm_macros(argv)))
-        src = Path(argv[argv.index("-c") + 3])
-        text = src.read_text()
-        for name in self.broken_probes:
-            for line in text.splitlines():
-                if line.endswith(f'/{name}"'):
-                    path = line.split('"')[1]
-                    return ProcResult(1, out + f"{path}:5:3: error: '__m512' undeclared\n")
-            if src.name == name:
-                return ProcResult(1, out + f"{src}:5:3: error: '__m512' undeclared\n")
-        if self.header_warning:
-            out += ("In file included from /usr/lib/gcc/x86_64-linux-gnu/12/include/immintrin.h:5,\n"
-                    "/usr/lib/gcc/x86_64-linux-gnu/12/include/avx512erintrin.h:55:3: warning: "
-                    "'__W' is used uninitialized\n")
+            return ProcResult(0, out + self.macros + "".join(self._march_macros(argv)))
+        unit = Path(argv[argv.index("-c") + 3])
+        for name in sorted(self.broken_probes):
+            if self._includes(unit, name):
+                rec = recorded(f"{self.scenario}-{name.rsplit('.', 1)[0]}-unsupported")
+                return ProcResult(int(rec.meta["exit"]), out + rec.replay(unit))
+        if self.header_warning and self._includes(unit, "avx512_knl.c"):
+            out += recorded("gcc12-x86_64-avx512_knl-header-warning").replay(unit)
         Path(argv[argv.index("-o") + 1]).write_bytes(b"")  # the object file a real compiler writes
         return ProcResult(0, out)
 

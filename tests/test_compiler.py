@@ -8,6 +8,9 @@ from typing import Any
 
 import pytest
 
+from ccopt_meson.compiler import identify_id, machine_from_macros, parse_macro_dump, version_from_macros
+
+from .conftest import recorded
 from .helpers import cli, fakecc, one_error, x86_gcc
 
 
@@ -46,3 +49,18 @@ def test_launcher_in_front(tmp_path: Path, host_gcc_default: dict[str, Any], how
     doc = json.loads(r.stdout)
     assert doc["compiler"]["command"] == [fakecc("launcher"), cc]
     assert (doc["baseline"], doc["dispatch"]) == (host_gcc_default["baseline"], host_gcc_default["dispatch"])
+
+
+@pytest.mark.parametrize("recording,cid,version,machine", [
+    ("gcc12-x86_64-macros", "gcc", "12.2.0", "x86_64"),
+    ("clang14-x86_64-macros", "clang", "14.0.6", "x86_64"),
+    ("gcc12-aarch64-macros", "gcc", "12.2.0", "aarch64"),
+    ("gcc12-riscv64-macros", "gcc", "12.2.0", "riscv64"),
+])
+def test_identified_from_a_recorded_macro_dump(recording: str, cid: str, version: str, machine: str) -> None:
+    """clang also defines __GNUC__ (4.2.1): the id table must look at __clang__ first."""
+    macros = parse_macro_dump(recorded(recording).output)
+    assert identify_id(macros) == cid
+    assert version_from_macros(cid, macros) == version
+    found = machine_from_macros(macros)
+    assert found is not None and found.name == machine

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any, NamedTuple
 
 import pytest
 
-from ccopt_meson import Request
+from ccopt_meson import Detection, Request, host, pipeline
 from ccopt_meson.errors import InputError
 
-from .conftest import FakeCompiler, detect_doc, need
+from .conftest import RECORDED, ROOT, FakeCompiler, Recording, detect_doc, need
 from .helpers import cli, configure_args, kv, one_error, x86_gcc
 
 
@@ -61,3 +62,127 @@ def test_native_refused_by_the_compiler() -> None:
         detect_doc(req, runner=FakeCompiler(reject_flags=["-march=native"]))
     assert str(exc.value) == ("cpu-dispatch: 'native' (-march=native) was refused by gcc: "
                               "gcc: error: unrecognized command-line option '-march=native'")
+
+
+# --------------------------------------------------------------------------- recorded compilers
+# Each case replays real compiler output (tests/data/recorded, written by tests/data/record.py) through the
+# whole pipeline.  The expected answers are what the real compilers give (test_replay_agrees_with_the_real_compiler).
+
+ALL_X86_BUT_FMA4_XOP_FIRST = ["AVX512_SPR", "AVX512_ICL", "AVX512_CNL", "AVX512_CLX", "X86_V4", "AVX512_SKX"]
+AARCH64_MIN = ["NEON", "NEON_FP16", "NEON_VFPV4", "ASIMD"]
+
+
+class Replay(NamedTuple):
+    scenario: str  # the FakeCompiler scenario: compiler and target
+    fake: dict[str, Any]  # what else FakeCompiler replays
+    args: tuple[str, ...]  # the user's compile args
+    compiler: tuple[str, str, str]  # id, version, arch
+    baseline: list[str]
+    dispatch_head: list[str]  # the first dispatch targets, highest first
+    unsupported: dict[str, str]  # feature -> reason, for the features the request probes (others must pass)
+    real: str  # the real compiler the recording came from
+
+
+REPLAYS = [
+    pytest.param(Replay("gcc12-x86_64", {}, (), ("gcc", "12.2.0", "x86_64"), ["SSE", "SSE2", "SSE3"],
+                        ALL_X86_BUT_FMA4_XOP_FIRST, {}, "gcc"), id="gcc12-x86_64-macros"),
+    pytest.param(Replay("clang14-x86_64", {"reject_flags": ["-mavx5124fmaps"]}, (), ("clang", "14.0.6", "x86_64"),
+                        ["SSE", "SSE2", "SSE3"], ALL_X86_BUT_FMA4_XOP_FIRST[:-1] + ["AVX512_SKX", "AVX512_KNL"],
+                        {"AVX512_KNM": "clang: error: unknown argument: '-mavx5124fmaps'"}, "clang"),
+                 id="clang14-x86_64-macros+clang14-unknown-flag"),
+    pytest.param(Replay("gcc12-aarch64", {}, (), ("gcc", "12.2.0", "aarch64"), AARCH64_MIN,
+                        ["SVE", "ASIMDFHM", "ASIMDDP", "ASIMDHP"], {}, "aarch64-linux-gnu-gcc"),
+                 id="gcc12-aarch64-macros"),
+    pytest.param(Replay("gcc12-aarch64", {}, ("-march=armv8.2-a+dotprod",), ("gcc", "12.2.0", "aarch64"),
+                        [*AARCH64_MIN, "ASIMDDP"], ["SVE", "ASIMDFHM", "ASIMDHP"], {}, "aarch64-linux-gnu-gcc"),
+                 id="gcc12-aarch64-armv8.2-a+dotprod-macros"),
+    pytest.param(Replay("gcc12-aarch64", {}, ("-march=armv8.2-a+fp16+sve",), ("gcc", "12.2.0", "aarch64"),
+                        [*AARCH64_MIN, "ASIMDHP", "SVE"], ["ASIMDFHM", "ASIMDDP"], {}, "aarch64-linux-gnu-gcc"),
+                 id="gcc12-aarch64-armv8.2-a+fp16+sve-macros"),
+    pytest.param(Replay("gcc12-riscv64", {"broken_probes": ["rvv.c"]}, (), ("gcc", "12.2.0", "riscv64"), [], [],
+                        {"RVV": "probes/riscv64/rvv.c:2:10: fatal error: riscv_vector.h: No such file or directory"},
+                        "riscv64-linux-gnu-gcc"), id="gcc12-riscv64-macros+gcc12-riscv64-rvv-unsupported"),
+]
+
+
+def _replayed(r: Replay) -> Detection:
+    fake = FakeCompiler(scenario=r.scenario, **r.fake)
+    return pipeline.detect(Request(command=("fakecc",), args=r.args), runner=fake)
+
+
+@pytest.mark.parametrize("r", REPLAYS)
+def test_recorded_compiler(r: Replay) -> None:
+    det = _replayed(r)
+    assert (det.compiler.id, det.compiler.version, det.arch) == r.compiler
+    assert list(det.baseline) == r.baseline
+    assert list(det.dispatch[:len(r.dispatch_head)]) == r.dispatch_head
+    failed = {n: o.reason for n, o in det.outcomes.items() if not o.supported}
+    assert failed == r.unsupported
+
+
+@pytest.mark.parametrize("r", REPLAYS)
+def test_replay_agrees_with_the_real_compiler(r: Replay) -> None:
+    """The recordings are current: the compiler they came from gives the same answer (CI installs them all)."""
+    if r.real in ("gcc", "clang") and host.machine_name() != "x86_64":
+        pytest.skip("the recording is of an x86_64 compiler")
+    real = pipeline.detect(Request(command=(need(r.real),), args=r.args))
+    replayed = _replayed(r)
+    assert (real.compiler.id, real.arch, real.baseline, real.dispatch) == \
+           (replayed.compiler.id, replayed.arch, replayed.baseline, replayed.dispatch)
+    assert real.compiler.version.split(".")[0] == replayed.compiler.version.split(".")[0]
+    assert {n: o.reason for n, o in real.outcomes.items() if not o.supported} == r.unsupported
+
+
+DIAGNOSTICS = [
+    pytest.param({"broken_probes": ["avx512f.c"]}, "AVX512F",
+                 "probes/x86/avx512f.c:7:12: warning: AVX512F vector return without AVX512F enabled changes the ABI "
+                 "[-Wpsabi]", id="gcc12-x86_64-avx512f-unsupported"),
+    pytest.param({"reject_flags": ["-mavx512fp16"]}, "AVX512_SPR",
+                 "gcc: error: unrecognized command-line option '-mavx512fp16'", id="gcc12-unknown-flag"),
+    pytest.param({"warn_flags": ["-mxop"]}, "XOP",
+                 "cc1: warning: command-line option '-mxop' is valid for C++/D/ObjC++ but not for C",
+                 id="gcc12-flag-warning"),
+    pytest.param({"warn_flags": ["-mxop"], "scenario": "clang14-x86_64"}, "XOP",
+                 "clang: warning: argument unused during compilation: '-mxop' [-Wunused-command-line-argument]",
+                 id="clang14-flag-warning"),
+    pytest.param({"header_warning": True}, None, None, id="gcc12-x86_64-avx512_knl-header-warning"),
+]
+
+
+def _diagnosed(fake: dict[str, Any]) -> Detection:
+    return pipeline.detect(Request(command=("fakecc",)), runner=FakeCompiler(**fake))
+
+
+@pytest.mark.parametrize("fake,name,reason", DIAGNOSTICS)
+def test_recorded_diagnostic(fake: dict[str, Any], name: str | None, reason: str | None) -> None:
+    """A recorded diagnostic replayed where gcc 12 (or clang 14) prints it: who fails, and why."""
+    det = _diagnosed(fake)
+    assert det.table is not None
+    failed = {n: o.reason for n, o in det.outcomes.items() if not o.supported and o.reason == reason}
+    assert failed == ({name: reason} if name else {})
+    everything_else = [n for n in det.table.features if n != name and name not in det.table.closure([n])]
+    assert all(det.supported(n) for n in everything_else)
+
+
+def test_every_recording_is_recordable_and_replayed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each file of tests/data/recorded has its scenario in tests/data/record.py, and some test above reads it."""
+    import runpy
+
+    from . import conftest
+
+    scenarios = runpy.run_path(str(ROOT / "tests" / "data" / "record.py"), run_name="recorder")["SCENARIOS"]
+    files = {p.stem for p in RECORDED.glob("*.txt")}
+    assert files == set(scenarios)
+    read: set[str] = set()
+    original = conftest.recorded
+
+    def tracking(name: str) -> Recording:
+        read.add(name)
+        return original(name)
+
+    monkeypatch.setattr(conftest, "recorded", tracking)
+    for r in REPLAYS:
+        _replayed(r.values[0])
+    for d in DIAGNOSTICS:
+        _diagnosed(d.values[0])
+    assert files - read == set()

@@ -43,7 +43,9 @@ def test_broken_probe_is_attributed_and_pruned_upwards(fake: Callable[..., Any])
     cc = fake(broken_probes=["avx512f.c"])
     doc = run(cc)
     f = doc["features"]
-    assert f["AVX512F"]["supported"] is False and "'__m512' undeclared" in f["AVX512F"]["reason"]
+    # gcc 12's first word on AVX512F intrinsics without -mavx512f is a -Wpsabi warning located in the probe
+    assert f["AVX512F"]["supported"] is False and f["AVX512F"]["reason"] == (
+        "probes/x86/avx512f.c:7:12: warning: AVX512F vector return without AVX512F enabled changes the ABI [-Wpsabi]")
     assert f["AVX512_SKX"]["reason"] == "requires AVX512F, which is unsupported"
     assert f["AVX2"]["supported"] is True
     assert doc["probes"] == 3  # dump, batch, batch again without the failures
@@ -59,7 +61,8 @@ def test_rejected_flag_is_attributed_to_its_feature(fake: Callable[..., Any]) ->
 def test_flag_accepted_with_a_warning_counts_as_unsupported(fake: Callable[..., Any]) -> None:
     doc = run(fake(warn_flags=["-mxop"]))
     assert doc["features"]["XOP"]["supported"] is False
-    assert "is ignored" in doc["features"]["XOP"]["reason"]
+    assert doc["features"]["XOP"]["reason"] == ("cc1: warning: command-line option '-mxop' is valid for "
+                                                "C++/D/ObjC++ but not for C")
 
 
 def test_warning_inside_a_compiler_header_costs_nothing(fake: Callable[..., Any]) -> None:

@@ -83,7 +83,7 @@ class FakeCompiler:
     """A runner that replays what a real compiler printed (``tests/data/recorded``) for chosen outcomes.
 
     ``scenario``: the recorded compiler and target (``gcc12-x86_64``, ``clang14-x86_64``, ``gcc12-aarch64``,
-    ``gcc12-riscv64``), whose macro dump answers ``-dM`` unless ``macros`` is given;
+    ``gcc12-riscv64``, ``gcc12-s390x``), whose macro dump answers ``-dM`` unless ``macros`` is given;
     ``reject_flags``: flags the driver refuses (its recorded "unknown flag" error, naming the flag);
     ``warn_flags``: flags accepted with the driver's recorded warning (must count as unsupported);
     ``broken_probes``: probe file names whose compile fails as recorded (``<scenario>-<probe>-unsupported``);
@@ -106,6 +106,15 @@ class FakeCompiler:
     def _with_flag(self, kind: str, flag: str) -> str:
         rec = recorded(f"{self.compiler}-{kind}")
         return rec.output.replace(rec.meta["flag"], flag)
+
+    def _dump(self, argv: Sequence[str]) -> str:
+        """The recorded dump with exactly these flags, else the scenario's own plus recorded -march extensions."""
+        flags = set(argv[1:argv.index("-dM")])
+        for path in sorted(RECORDED.glob(f"{self.scenario}-*-macros.txt")) if flags else ():
+            rec = recorded(path.stem)
+            if set(rec.meta.get("flags", "").split()) == flags:
+                return rec.output
+        return self.macros + "".join(self._march_macros(argv))
 
     @staticmethod
     def _march_macros(argv: Sequence[str]) -> list[str]:
@@ -131,7 +140,7 @@ class FakeCompiler:
             return ProcResult(1, self._with_flag("unknown-flag", bad[0]))
         out = "".join(self._with_flag("flag-warning", f) for f in argv if f in self.warn_flags)
         if "-dM" in argv:
-            return ProcResult(0, out + self.macros + "".join(self._march_macros(argv)))
+            return ProcResult(0, out + self._dump(argv))
         unit = Path(argv[argv.index("-c") + 3])
         for name in sorted(self.broken_probes):
             if self._includes(unit, name):

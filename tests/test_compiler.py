@@ -56,6 +56,7 @@ def test_launcher_in_front(tmp_path: Path, host_gcc_default: dict[str, Any], how
     ("clang14-x86_64-macros", "clang", "14.0.6", "x86_64"),
     ("gcc12-aarch64-macros", "gcc", "12.2.0", "aarch64"),
     ("gcc12-riscv64-macros", "gcc", "12.2.0", "riscv64"),
+    ("gcc12-s390x-macros", "gcc", "12.2.0", "s390x"),
 ])
 def test_identified_from_a_recorded_macro_dump(recording: str, cid: str, version: str, machine: str) -> None:
     """clang also defines __GNUC__ (4.2.1): the id table must look at __clang__ first."""

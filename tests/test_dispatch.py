@@ -142,8 +142,7 @@ def test_runtime_checks_cover_what_the_compiler_flags_enable(fake: Callable[...,
 
 
 def test_target_flags_keep_the_baseline_march_extensions(fake: Callable[..., Any]) -> None:
-    macros = "#define __aarch64__ 1\n#define __GNUC__ 12\n#define __ARM_NEON 1\n"
-    doc = detect(Request(command=("fakecc",), baseline="min asimddp"), runner=fake(macros=macros))
+    doc = detect(Request(command=("fakecc",), baseline="min asimddp"), runner=fake(scenario="gcc12-aarch64"))
     sve = next(x for x in select(parse_text("/*@targets sve */"), doc) if x.name == "SVE")
     assert "-march=armv8.2-a+fp16+dotprod+sve" in sve.args  # not the SVE closure alone: +dotprod stays
 

@@ -42,8 +42,7 @@ def test_golden_dispatch_header(gcc12_x86_64: Detection) -> None:
 
 def test_unguarded_vendor_headers_get_a_guard(fake: Callable[..., Any]) -> None:
     """clang's <vecintrin.h> has no include guard: a second inclusion by the user's code must not break."""
-    doc = detect(Request(command=("fakecc",), baseline="vx"),
-                 runner=fake(macros="#define __s390x__ 1\n#define __GNUC__ 12\n"))
+    doc = detect(Request(command=("fakecc",), baseline="vx"), runner=fake(scenario="gcc12-s390x"))
     assert "(defined(CCOPT_HAVE_VX)) && !defined(__VEC_CLASS_FP_ZERO)" in config_header(doc)
 
 

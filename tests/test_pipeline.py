@@ -102,6 +102,8 @@ REPLAYS = [
     pytest.param(Replay("gcc12-riscv64", {"broken_probes": ["rvv.c"]}, (), ("gcc", "12.2.0", "riscv64"), [], [],
                         {"RVV": "probes/riscv64/rvv.c:2:10: fatal error: riscv_vector.h: No such file or directory"},
                         "riscv64-linux-gnu-gcc"), id="gcc12-riscv64-macros+gcc12-riscv64-rvv-unsupported"),
+    pytest.param(Replay("gcc12-s390x", {}, (), ("gcc", "12.2.0", "s390x"), [], ["VXE2", "VXE", "VX"], {},
+                        "s390x-linux-gnu-gcc"), id="gcc12-s390x-macros"),
 ]
 
 

@@ -82,7 +82,7 @@ def test_unknown_arch_without_meson_is_an_error_naming_the_macros(fake: Callable
 
 
 def test_aarch64_cross_compiler_is_detected_from_macros(fake: Callable[..., Any]) -> None:
-    doc = run(fake(macros="#define __aarch64__ 1\n#define __GNUC__ 12\n#define __ARM_NEON 1\n"))
+    doc = run(fake(scenario="gcc12-aarch64"))
     assert doc["arch"] == "aarch64"
     assert doc["baseline"]["names"] == ["NEON", "NEON_FP16", "NEON_VFPV4", "ASIMD"]
     assert doc["baseline"]["args"] == []
@@ -91,7 +91,7 @@ def test_aarch64_cross_compiler_is_detected_from_macros(fake: Callable[..., Any]
 
 def test_native_is_refused_when_cross_compiling(fake: Callable[..., Any]) -> None:
     with pytest.raises(Exception, match="'native' cannot be used when cross-compiling"):
-        run(fake(macros="#define __aarch64__ 1\n#define __GNUC__ 12\n"), baseline="native")
+        run(fake(scenario="gcc12-aarch64"), baseline="native")
 
 
 def test_broken_compiler_is_an_error_naming_it(fake: Callable[..., Any]) -> None:

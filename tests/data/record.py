@@ -44,7 +44,7 @@ class Scenario(NamedTuple):
 
 
 def _dump(cc: str, major: str, *flags: str) -> Scenario:
-    return Scenario(cc, major, flags, dump=True)
+    return Scenario(cc, major, flags, dump=True, meta=(("flags", " ".join(flags)),) if flags else ())
 
 
 SCENARIOS: dict[str, Scenario] = {
@@ -53,6 +53,10 @@ SCENARIOS: dict[str, Scenario] = {
     "clang14-x86_64-macros": _dump("clang", "14"),
     "gcc12-aarch64-macros": _dump("aarch64-linux-gnu-gcc", "12"),
     "gcc12-riscv64-macros": _dump("riscv64-linux-gnu-gcc", "12"),
+    "gcc12-s390x-macros": _dump("s390x-linux-gnu-gcc", "12"),
+    # the s390x levels conflict (one -march wins), so the probe stage checks the lower levels' own macros
+    "gcc12-s390x-arch11-macros": _dump("s390x-linux-gnu-gcc", "12", "-march=arch11", "-mzvector"),
+    "gcc12-s390x-arch12-macros": _dump("s390x-linux-gnu-gcc", "12", "-march=arch12", "-mzvector"),
     # what each -march extension of the aarch64 table adds to the armv8.2-a macros
     "gcc12-aarch64-armv8.2-a-macros": _dump("aarch64-linux-gnu-gcc", "12", "-march=armv8.2-a"),
     "gcc12-aarch64-armv8.2-a+fp16-macros": _dump("aarch64-linux-gnu-gcc", "12", "-march=armv8.2-a+fp16"),

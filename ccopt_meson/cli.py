@@ -8,11 +8,13 @@ place where errors become ``ccopt-meson: error: <message>`` and an exit code
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import os
 import shlex
 import sys
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 from . import __version__, cache, pipeline
 from .errors import CcoptError, InputError, did_you_mean
@@ -149,9 +151,28 @@ def _article(word: str) -> str:
     return f"{'an' if word[:1].lower() in 'aeiou' else 'a'} {word}"
 
 
+def explain_names(texts: Sequence[str]) -> list[str]:
+    """The feature names of ``explain``'s arguments: ``'avx2 '``, ``'avx2,sse41'`` are names separated as in
+    an expression; ``+``, ``-`` and keywords are not names (one-line InputError)."""
+    import re
+
+    from .resolve import SPECIAL, tokenize
+
+    names: list[str] = []
+    for text in texts:
+        tokens = tokenize(text, "explain")  # unknown names and invalid tokens: its one-line errors
+        if re.search(r"[+-]", text) or any(t.word in SPECIAL for t in tokens):
+            shown = text.strip().encode("unicode_escape").decode()[:40]
+            raise InputError(f"explain: '{shown}' is not a feature name; "
+                             "'ccopt-meson features' lists them")
+        names += [t.word for t in tokens]
+    return list(dict.fromkeys(names))
+
+
 def cmd_explain(ns: argparse.Namespace) -> int:
-    det = pipeline.detect(request_from(ns, ns.names), build_dir=ns.build_dir, flush_first=ns.flush)
-    answers = [explain_feature(det, n) for n in ns.names]
+    names = explain_names(ns.names)
+    det = pipeline.detect(request_from(ns, names), build_dir=ns.build_dir, flush_first=ns.flush)
+    answers = [explain_feature(det, n) for n in names]
     if ns.json:
         _print_json(answers)
         return 0
@@ -357,8 +378,56 @@ def _one_line(text: str) -> str:
     return "".join(repr(c)[1:-1] if c in _LINE_BREAKS else c for c in text)
 
 
+class Terminated(BaseException):
+    """SIGTERM or SIGHUP, raised where the helper is, so that every cleanup on the way out runs
+    (the compiler's process group killed, scratch directories removed, temporary files unlinked)."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _raise_terminated(signum: int, frame: object) -> None:
+    raise Terminated(signum)
+
+
+@contextlib.contextmanager
+def _termination_raises() -> Iterator[None]:
+    """SIGTERM/SIGHUP raise ``Terminated`` while ``main`` runs (main thread only; restored after)."""
+    import signal
+
+    wanted = [getattr(signal, n) for n in ("SIGTERM", "SIGHUP") if hasattr(signal, n)]
+    saved: dict[int, Any] = {}
+    for sig in wanted:
+        if signal.getsignal(sig) is signal.SIG_DFL:  # a caller's own handler (or SIG_IGN) stays
+            try:
+                saved[sig] = signal.signal(sig, _raise_terminated)
+            except ValueError:  # not the main thread (an API user calling main): leave signals alone
+                break
+    try:
+        yield
+    finally:
+        for sig, old in saved.items():
+            signal.signal(sig, old)
+
+
+def _escape_unencodable() -> None:
+    """A path that is not valid UTF-8 (surrogates in a str) prints as ``\\udcff``, not a traceback."""
+    for stream in (sys.stdout, sys.stderr):
+        if isinstance(stream, io.TextIOWrapper) and stream.errors == "strict":
+            stream.reconfigure(errors="backslashreplace")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
+    _escape_unencodable()
+    with _termination_raises():
+        return _main(args)
+
+
+def _main(args: list[str]) -> int:
+    import signal
+
     try:
         if args[:1] == ["setup"]:  # everything after 'setup' belongs to meson, unparsed
             from .meson_glue import run_setup
@@ -373,6 +442,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("ccopt-meson: error: interrupted", file=sys.stderr)
         return 1
+    except Terminated as exc:
+        name = signal.Signals(exc.signum).name
+        print(f"ccopt-meson: error: terminated by {name}", file=sys.stderr)
+        return 128 + exc.signum
     except BrokenPipeError:
         return 0
 

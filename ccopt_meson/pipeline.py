@@ -118,7 +118,8 @@ def _identify(session: Session, req: Request) -> Compiler:
     macros, res = session.dump_macros([])
     if macros is None:
         if session.driver.get("macro_dump"):
-            raise CompilerError(f"compiler '{' '.join(req.command)}' failed on an empty file "
+            what = "failed on" if res.returncode else "printed a diagnostic for"  # exit 0 and a warning
+            raise CompilerError(f"compiler '{' '.join(req.command)}' {what} an empty file "
                                 f"({describe_status(res.returncode)}): {res.first_line('no output')}")
         macros = {}
     cid = req.compiler_id or identify_id(macros)

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from .errors import CacheError, InputError
 
-__all__ = ["MARK", "read_bounded", "atomic_write", "generated_by_us"]
+__all__ = ["MARK", "read_bounded", "read_head", "atomic_write", "generated_by_us"]
 
 # The first line of every generated header (and a key of every cache file) carries this mark;
 # files without it were not written by ccopt-meson and are never overwritten or deleted.
@@ -57,16 +57,32 @@ def read_bounded(path: Path, limit: int, what: str) -> bytes:
         os.close(fd)
 
 
+def read_head(path: Path, size: int) -> bytes | None:
+    """The first ``size`` bytes of a regular file, None when it is missing.
+
+    OSError when it cannot be read or is not a regular file: opening a FIFO for reading would
+    wait for a writer, so it is opened non-blocking and refused.
+    """
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+    try:
+        fd = os.open(path, flags)
+    except FileNotFoundError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(f"{path} is not a regular file")
+        return os.read(fd, size)
+    finally:
+        os.close(fd)
+
+
 def generated_by_us(path: Path) -> bool:
     """Does ``path`` carry our mark in its first 512 bytes (or is it missing)?"""
     try:
-        with open(path, "rb") as fh:
-            head = fh.read(512)
-    except FileNotFoundError:
-        return True
+        head = read_head(path, 512)
     except OSError:
         return False
-    return MARK.encode() in head
+    return head is None or MARK.encode() in head
 
 
 def atomic_write(path: Path, text: str) -> bool:
@@ -77,10 +93,9 @@ def atomic_write(path: Path, text: str) -> bool:
     """
     data = text.encode("utf-8")
     try:
-        with open(path, "rb") as fh:
-            if fh.read(len(data) + 1) == data:
-                return False
-    except OSError:
+        if read_bounded(path, len(data), "file") == data:
+            return False
+    except (OSError, InputError):  # missing, bigger, or not a regular file (a FIFO must not block): replace it
         pass
     tmp = path.parent / f".{path.name}.{os.getpid()}.{next(_counter)}.tmp"
     try:

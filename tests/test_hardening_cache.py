@@ -19,11 +19,15 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-from ccopt_meson import fsio
-from ccopt_meson.errors import InputError
+from ccopt_meson import Request, cache, dispatch, fsio, pipeline
+from ccopt_meson.errors import CacheError, CcoptError, InputError
+from ccopt_meson.pipeline import detect
+from ccopt_meson.records import Probed
 
-from .conftest import ROOT
+from .conftest import ROOT, FakeCompiler
 
 INSTANT = str(ROOT / "tests" / "fakecc" / "instant")
 CACHE = "ccopt-features.json"
@@ -352,3 +356,88 @@ def test_fifos_in_place_of_generated_headers_never_hang(tmp_path: Path, ref: Ref
     os.mkfifo(build / "ccopt_config.h")
     c = configure(build)  # ccopt_config.h is the helper's own name in its own build dir: replaced
     assert c.returncode == 0 and (build / "ccopt_config.h").read_text() == ref.config
+
+
+# --------------------------------------------------------------------------- fuzz: the cache reader
+
+
+def _valid_document() -> dict[str, Any]:
+    """A cache document as the helper writes it (FakeCompiler: some features fail, with reasons)."""
+    det = detect(Request(command=("fakecc",), dispatch="max -xop"), runner=FakeCompiler(reject_flags=["-mavx512fp16"]))
+    probed = Probed(det.arch, det.compiler.id, det.compiler.version, det.outcomes, ("SSE", "SSE2"), ())
+    return json.loads(cache._encode(cache.Stored("a" * 64, "b" * 64, det.request, probed)))  # type: ignore[no-any-return]
+
+
+def _paths(node: Any, path: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
+    yield path
+    if isinstance(node, dict):
+        for k, v in node.items():
+            yield from _paths(v, (*path, k))
+    elif isinstance(node, list):
+        for i, v in enumerate(node):
+            yield from _paths(v, (*path, i))
+
+
+def _mutate(doc: Any, path: tuple[Any, ...], value: Any, delete: bool) -> Any:
+    if not path:
+        return value
+    doc = copy.deepcopy(doc)
+    node = doc
+    for p in path[:-1]:
+        node = node[p]
+    if delete:
+        del node[path[-1]]
+    else:
+        node[path[-1]] = value
+    return doc
+
+
+VALID = _valid_document()
+PATHS = list(_paths(VALID))
+LEAVES = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False), st.text(max_size=20),
+                   st.sampled_from([EVIL, "AVX2", "x86_64", "aarch64", "gcc", "msvc", "-march=native", "min", "max",
+                                    "a" * 64, "\n", "\x1b[2J", "\udcff"]),
+                   st.sampled_from([[True, ""], [False, EVIL], [], {}, [EVIL], {"AVX2": [True, ""]}]))
+JSON_VALUES = st.recursive(LEAVES, lambda inner: st.one_of(st.lists(inner, max_size=4),
+                                                           st.dictionaries(st.text(max_size=8), inner, max_size=4)),
+                           max_leaves=8)
+MUTATION = st.tuples(st.sampled_from(PATHS), JSON_VALUES, st.booleans())
+
+
+def _check_parse(raw: bytes) -> None:
+    try:
+        stored = cache.parse(raw)
+    except CacheError as exc:
+        assert len(str(exc).splitlines()) == 1
+        return
+    try:
+        det = pipeline.document(stored.request, stored.probed, hit=True)
+    except CcoptError as exc:  # e.g. a stored expression that is no longer valid: one line, never a traceback
+        assert len(str(exc).splitlines()) == 1
+        return
+    if det.table is None:
+        assert det.baseline == det.dispatch == ()
+        return
+    known = {f for feat in det.table.features.values() for f in feat.flags}
+    args = [*det.baseline_args(), *(a for n in det.dispatch for a in dispatch.make_target(det, [n]).args)]
+    for a in args:
+        assert "fplugin" not in a and "\n" not in a
+        assert a in known or a.startswith(("-DCCOPT_", "/DCCOPT_", "-march=", "-mcpu=")), a
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(MUTATION, min_size=1, max_size=3))
+def test_fuzz_mutated_cache_documents_parse_or_are_a_clean_miss(mutations: list[tuple[Any, Any, bool]]) -> None:
+    doc: Any = VALID
+    for path, value, delete in mutations:
+        if not any(path == p[:len(path)] for p in _paths(doc)):
+            continue  # an earlier mutation removed this path
+        doc = _mutate(doc, path, value, delete and bool(path))
+    _check_parse(json.dumps(doc).encode())
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.one_of(st.binary(max_size=256), st.text(max_size=256).map(str.encode),
+                 JSON_VALUES.map(lambda v: json.dumps(v).encode())))
+def test_fuzz_arbitrary_cache_bytes_are_a_clean_miss(raw: bytes) -> None:
+    _check_parse(raw)

@@ -205,9 +205,11 @@ def detect(req: Request, build_dir: str | os.PathLike[str] | None = None, flush_
         if flush_first:  # this language's file only: the other one may be fresh from this very run
             cache.discard(path)
         stored = cache.lookup(path)
-        # The request must be the one the key was made from: 'targets' reads the request back from this
-        # file, so an edited request behind a copied key must not survive a hit.
-        if stored is not None and stored.key == key and stored.request == req:
+        if stored is not None and stored.key == key:
+            # 'targets' reads the request back from this file: it must hold this very request, not another
+            # spelling of it (the key normalises expressions) nor one edited behind a copied key.
+            if stored.request != req:
+                cache.store(path, stored._replace(request=req))
             return document(req, stored.probed, hit=True, key=key)
     # Another request with the same compiler and args: its verdicts stand, only new features are probed.
     seed = stored.probed if stored is not None and stored.probe_key == probe_key and stored.probed.arch else None

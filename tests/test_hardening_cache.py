@@ -202,13 +202,13 @@ def test_fplugin_in_any_field_never_reaches_the_build(tmp_path: Path, ref: Refer
         assert EVIL not in (build / "ccopt_config.h").read_text() + (build / "kern.dispatch.h").read_text()
 
 
-def test_a_request_edited_behind_a_copied_key_is_not_a_hit(tmp_path: Path, ref: Reference) -> None:
-    """The key is a plain digest, so it can be copied; the request it was made from must match too,
-    because 'targets' reads the request back (a user -march of the file would join the flags)."""
+def test_a_request_edited_behind_a_copied_key_does_not_survive(tmp_path: Path, ref: Reference) -> None:
+    """The key is a plain digest, so it can be copied; 'targets' reads the request back from the file
+    (a user -march there would join the flags on ARM), so a hit writes the caller's own request."""
     doc = _set(ref.doc, "request.args", ["-march=-fplugin=/tmp/evil.so+x"])
     build = ref.forged(tmp_path, doc)
     c = configure(build)
-    assert build_lines(c.stdout) == ref.lines and c.stdout.count("cache_hit\tfalse") == 1
+    assert build_lines(c.stdout) == ref.lines and "cache_hit\ttrue" in c.stdout
     assert json.loads((build / CACHE).read_text())["request"]["args"] == []
     ref.check_unchanged(build, c)
 

@@ -31,6 +31,7 @@ import os
 import re
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
@@ -278,6 +279,47 @@ def diagnose(
 # --------------------------------------------------------------------------- session
 
 
+STALE_AFTER = 2 * 86400.0  # seconds: longer than any run can take (MAX_TIMEOUT per compiler process)
+_STALE_NAME = re.compile(r"ccopt-(\d+)-[^/]+")
+
+
+def _sweep_stale_scratch() -> None:
+    """Remove scratch directories a killed helper (SIGKILL cannot be caught) left in the temp dir.
+
+    Only ours by name, owned by this user, untouched for two days, and whose helper is gone:
+    a directory of a live helper in another PID namespace is younger than that.
+    """
+    if not hasattr(os, "geteuid"):  # pragma: no cover - Windows cleans its temp dir itself
+        return
+    top = Path(tempfile.gettempdir())
+    try:
+        entries = list(os.scandir(top))
+    except OSError:
+        return
+    cutoff = time.time() - STALE_AFTER
+    for entry in entries:
+        m = _STALE_NAME.fullmatch(entry.name)
+        if m is None:
+            continue
+        try:
+            st = entry.stat(follow_symlinks=False)
+        except OSError:
+            continue
+        if stat.S_ISDIR(st.st_mode) and st.st_uid == os.geteuid() and st.st_mtime < cutoff \
+                and not _alive(int(m.group(1))):
+            shutil.rmtree(entry.path, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # it exists, but belongs to someone else
+        return True
+    return True
+
+
 _current = threading.local()  # the Scratch whose process the calling thread is running (run_process reads it)
 
 
@@ -295,7 +337,8 @@ class Scratch:
         self._lock = threading.Lock()
         self._live: set[subprocess.Popen[bytes]] = set()
         self._stopped = False
-        self.dir = Path(tempfile.mkdtemp(prefix="ccopt-"))
+        _sweep_stale_scratch()
+        self.dir = Path(tempfile.mkdtemp(prefix=f"ccopt-{os.getpid()}-"))
         self._n = 0
 
     def close(self) -> None:

@@ -11,6 +11,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any, Sequence
@@ -18,7 +19,15 @@ from typing import Any, Sequence
 import pytest
 
 from ccopt_meson import Request
-from ccopt_meson.probe import MAX_TIMEOUT, OUTPUT_CAP, ProcResult, run_process, timeout_from_env
+from ccopt_meson.probe import (
+    MAX_TIMEOUT,
+    OUTPUT_CAP,
+    STALE_AFTER,
+    ProcResult,
+    Scratch,
+    run_process,
+    timeout_from_env,
+)
 from ccopt_meson.tables import PROBES_DIR
 
 from .conftest import ROOT, FakeCompiler, detect_doc, need
@@ -243,3 +252,25 @@ exec {gcc} "$@"
     pids = [int(p) for p in pidfile.read_text().split()]
     assert wait_for(lambda: not any(alive(p) for p in pids), 5)
     assert list((tmp_path / "tmp").iterdir()) == []
+
+
+def test_scratch_left_by_a_killed_helper_is_swept(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """SIGKILL cannot be caught; the next helper removes what a dead one left, and nothing else."""
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    old = time.time() - STALE_AFTER - 60
+    stale = tmp_path / f"ccopt-{dead.pid}-abc123"
+    young = tmp_path / f"ccopt-{dead.pid}-young"
+    running = tmp_path / f"ccopt-{os.getpid()}-mine"
+    other = tmp_path / "ccopt-notapid"
+    for d in (stale, young, running, other):
+        (d / "sub").mkdir(parents=True)
+        (d / "sub" / "p1.c").write_text("int x;\n")
+    for d in (stale, running, other):
+        os.utime(d, (old, old))
+    with Scratch(runner=lambda argv, timeout: ProcResult(0, "")) as scratch:
+        assert scratch.dir.name.startswith(f"ccopt-{os.getpid()}-")
+        left = sorted(p.name for p in tmp_path.iterdir())
+    assert not stale.exists()
+    assert left == sorted([young.name, running.name, other.name, scratch.dir.name])

@@ -7,14 +7,14 @@ place where errors become ``ccopt-meson: error: <message>`` and an exit code
 
 from __future__ import annotations
 
+import _signal  # type: ignore[import-not-found]  # see _TERMINATING
 import argparse
-import contextlib
 import io
 import os
 import shlex
 import sys
 from pathlib import Path
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any, Callable, Sequence
 
 from . import __version__, cache, pipeline
 from .errors import CcoptError, InputError, did_you_mean
@@ -391,24 +391,30 @@ def _raise_terminated(signum: int, frame: object) -> None:
     raise Terminated(signum)
 
 
-@contextlib.contextmanager
-def _termination_raises() -> Iterator[None]:
-    """SIGTERM/SIGHUP raise ``Terminated`` while ``main`` runs (main thread only; restored after)."""
-    import signal
+# The C module, not ``signal``: building that module's enums costs ~9 ms, which a cached run (~50 ms) notices.
+_TERMINATING = ("SIGTERM", "SIGHUP")
 
-    wanted = [getattr(signal, n) for n in ("SIGTERM", "SIGHUP") if hasattr(signal, n)]
+
+def _termination_raises() -> dict[int, Any]:
+    """Make SIGTERM/SIGHUP raise ``Terminated`` while ``main`` runs; returns what to restore.
+
+    A caller's own handler (or SIG_IGN) is left alone, and so is every signal outside the main
+    thread (an API user calling ``main`` from a thread)."""
     saved: dict[int, Any] = {}
-    for sig in wanted:
-        if signal.getsignal(sig) is signal.SIG_DFL:  # a caller's own handler (or SIG_IGN) stays
-            try:
-                saved[sig] = signal.signal(sig, _raise_terminated)
-            except ValueError:  # not the main thread (an API user calling main): leave signals alone
-                break
-    try:
-        yield
-    finally:
-        for sig, old in saved.items():
-            signal.signal(sig, old)
+    for name in _TERMINATING:
+        sig = getattr(_signal, name, None)
+        if sig is None or _signal.getsignal(sig) != _signal.SIG_DFL:
+            continue
+        try:
+            saved[sig] = _signal.signal(sig, _raise_terminated)
+        except ValueError:  # not the main thread
+            break
+    return saved
+
+
+def _restore(saved: dict[int, Any]) -> None:
+    for sig, old in saved.items():
+        _signal.signal(sig, old)
 
 
 def _escape_unencodable() -> None:
@@ -421,13 +427,14 @@ def _escape_unencodable() -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     _escape_unencodable()
-    with _termination_raises():
+    saved = _termination_raises()
+    try:
         return _main(args)
+    finally:
+        _restore(saved)
 
 
 def _main(args: list[str]) -> int:
-    import signal
-
     try:
         if args[:1] == ["setup"]:  # everything after 'setup' belongs to meson, unparsed
             from .meson_glue import run_setup
@@ -443,7 +450,7 @@ def _main(args: list[str]) -> int:
         print("ccopt-meson: error: interrupted", file=sys.stderr)
         return 1
     except Terminated as exc:
-        name = signal.Signals(exc.signum).name
+        name = next((n for n in _TERMINATING if getattr(_signal, n, None) == exc.signum), str(exc.signum))
         print(f"ccopt-meson: error: terminated by {name}", file=sys.stderr)
         return 128 + exc.signum
     except BrokenPipeError:

@@ -10,7 +10,11 @@ The plan, cheapest sound first:
    parsing dominates a probe (~0.25 s for ``<immintrin.h>``), so one compile
    costs about as much as one probe;
 3. diagnostics are attributed to the probe file (or the flag) they name; the
-   failing features are dropped and the batch is compiled again without them;
+   failing features are dropped and the batch is compiled again without them.
+   A diagnostic located in a shared header (``arm_neon.h``) names probes only
+   through its include chain and notes, and the chain names whichever probe
+   included the header first: those are suspects, each compiled alone, and
+   only the ones that fail alone are dropped;
 4. only when a failure cannot be attributed, every candidate is probed on its
    own, in parallel, lowest first, skipping features whose implied features
    already failed.

@@ -94,10 +94,11 @@ def run_process(argv: Sequence[str], timeout: float) -> ProcResult:
     except OSError as exc:
         raise CompilerError(f"cannot run compiler '{argv[0]}': {exc.strerror or exc}; "
                             "check that it is a program for this machine") from exc
-    assert proc.stdout is not None
-    out = _Output(proc.stdout)
     scratch: Scratch | None = getattr(_current, "scratch", None)
+    out: _Output | None = None
     try:
+        assert proc.stdout is not None
+        out = _Output(proc.stdout)
         if scratch is not None and not scratch.started(proc):
             raise CompilerError("stopped: another compiler process failed or the helper was interrupted")
         deadline = time.monotonic() + timeout
@@ -117,7 +118,7 @@ def run_process(argv: Sequence[str], timeout: float) -> ProcResult:
     finally:
         if scratch is not None:
             scratch.finished(proc)
-    return ProcResult(proc.returncode, out.text())
+    return ProcResult(proc.returncode, out.text() if out is not None else "")
 
 
 class _Output:

@@ -39,7 +39,7 @@ def read_bounded(path: Path, limit: int, what: str) -> bytes:
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
-            raise InputError(f"{what} '{path}' is not a regular file; name a file")
+            raise InputError(f"{what} '{path}' is {_kind(st.st_mode)}, not a regular file")
         if st.st_size > limit:
             raise InputError(f"{what} '{path}' is {st.st_size} bytes, more than the {limit} this tool reads")
         data = os.read(fd, limit + 1)
@@ -55,6 +55,16 @@ def read_bounded(path: Path, limit: int, what: str) -> bytes:
         raise InputError(f"cannot read {what} '{path}': {exc.strerror}") from exc
     finally:
         os.close(fd)
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    return "a socket" if stat.S_ISSOCK(mode) else "a special file"
 
 
 def read_head(path: Path, size: int) -> bytes | None:

@@ -250,8 +250,8 @@ def test_read_bounded_refuses_devices_fifos_and_big_files(tmp_path: Path) -> Non
     os.mkfifo(fifo)
     big = tmp_path / "big"
     big.write_bytes(b"x" * 101)
-    cases = ((Path("/dev/zero"), "is not a regular file"), (fifo, "is not a regular file"),
-             (tmp_path, "is not a regular file"), (big, "is 101 bytes, more than the 100 this tool reads"))
+    cases = ((Path("/dev/zero"), "is a device, not a regular file"), (fifo, "is a FIFO, not a regular file"),
+             (tmp_path, "is a directory, not a regular file"), (big, "is 101 bytes, more than the 100 this tool reads"))
     for path, message in cases:
         with pytest.raises(InputError, match=message):
             fsio.read_bounded(path, 100, "thing")

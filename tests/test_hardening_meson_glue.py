@@ -91,8 +91,8 @@ def test_a_source_cannot_shadow_the_runtime_headers(tmp_path: Path, feature_file
 
 def test_a_source_linked_to_dev_zero_is_refused_at_once(tmp_path: Path, feature_file: Path) -> None:
     (tmp_path / "z.dispatch.c").symlink_to("/dev/zero")
-    one_error(targets(feature_file, "z.dispatch.c", out=tmp_path), "dispatch source 'z.dispatch.c' is not a "
-              "regular file; name a file")
+    one_error(targets(feature_file, "z.dispatch.c", out=tmp_path), "dispatch source 'z.dispatch.c' is a "
+              "device, not a regular file")
 
 
 def test_a_source_bigger_than_the_cap_is_refused(tmp_path: Path, feature_file: Path) -> None:

@@ -200,12 +200,11 @@ def _encode(st: Stored) -> str:
 def _ours(path: Path) -> bool:
     """A file we may overwrite: missing, empty, marked, or a cache of schema 1 (which had no mark)."""
     try:
-        with path.open("rb") as fh:
-            head = fh.read(4096)
-    except FileNotFoundError:
-        return True
-    except OSError:
+        head = fsio.read_head(path, 4096)
+    except OSError:  # unreadable, or not a regular file (a FIFO must not block flush)
         return False
+    if head is None:
+        return True
     return not head or fsio.MARK.encode() in head[:512] or (b'"content_digest"' in head and b'"probe_key"' in head)
 
 

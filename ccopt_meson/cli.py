@@ -7,7 +7,9 @@ place where errors become ``ccopt-meson: error: <message>`` and an exit code
 
 from __future__ import annotations
 
+import _signal  # type: ignore[import-not-found]  # see _TERMINATING
 import argparse
+import io
 import os
 import shlex
 import sys
@@ -150,9 +152,28 @@ def _article(word: str) -> str:
     return f"{'an' if word[:1].lower() in 'aeiou' else 'a'} {word}"
 
 
+def explain_names(texts: Sequence[str]) -> list[str]:
+    """The feature names of ``explain``'s arguments: ``'avx2 '``, ``'avx2,sse41'`` are names separated as in
+    an expression; ``+``, ``-`` and keywords are not names (one-line InputError)."""
+    import re
+
+    from .resolve import SPECIAL, tokenize
+
+    names: list[str] = []
+    for text in texts:
+        tokens = tokenize(text, "explain")  # unknown names and invalid tokens: its one-line errors
+        if re.search(r"[+-]", text) or any(t.word in SPECIAL for t in tokens):
+            shown = text.strip().encode("unicode_escape").decode()[:40]
+            raise InputError(f"explain: '{shown}' is not a feature name; "
+                             "'ccopt-meson features' lists them")
+        names += [t.word for t in tokens]
+    return list(dict.fromkeys(names))
+
+
 def cmd_explain(ns: argparse.Namespace) -> int:
-    det = pipeline.detect(request_from(ns, ns.names), build_dir=ns.build_dir, flush_first=ns.flush)
-    answers = [explain_feature(det, n) for n in ns.names]
+    names = explain_names(ns.names)
+    det = pipeline.detect(request_from(ns, names), build_dir=ns.build_dir, flush_first=ns.flush)
+    answers = [explain_feature(det, n) for n in names]
     if ns.json:
         _print_json(answers)
         return 0
@@ -358,8 +379,63 @@ def _one_line(text: str) -> str:
     return "".join(repr(c)[1:-1] if c in _LINE_BREAKS else c for c in text)
 
 
+class Terminated(BaseException):
+    """SIGTERM or SIGHUP, raised where the helper is, so that every cleanup on the way out runs
+    (the compiler's process group killed, scratch directories removed, temporary files unlinked)."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _raise_terminated(signum: int, frame: object) -> None:
+    raise Terminated(signum)
+
+
+# The C module, not ``signal``: building that module's enums costs ~9 ms, which a cached run (~50 ms) notices.
+_TERMINATING = ("SIGTERM", "SIGHUP")
+
+
+def _termination_raises() -> dict[int, Any]:
+    """Make SIGTERM/SIGHUP raise ``Terminated`` while ``main`` runs; returns what to restore.
+
+    A caller's own handler (or SIG_IGN) is left alone, and so is every signal outside the main
+    thread (an API user calling ``main`` from a thread)."""
+    saved: dict[int, Any] = {}
+    for name in _TERMINATING:
+        sig = getattr(_signal, name, None)
+        if sig is None or _signal.getsignal(sig) != _signal.SIG_DFL:
+            continue
+        try:
+            saved[sig] = _signal.signal(sig, _raise_terminated)
+        except ValueError:  # not the main thread
+            break
+    return saved
+
+
+def _restore(saved: dict[int, Any]) -> None:
+    for sig, old in saved.items():
+        _signal.signal(sig, old)
+
+
+def _escape_unencodable() -> None:
+    """A path that is not valid UTF-8 (surrogates in a str) prints as ``\\udcff``, not a traceback."""
+    for stream in (sys.stdout, sys.stderr):
+        if isinstance(stream, io.TextIOWrapper) and stream.errors == "strict":
+            stream.reconfigure(errors="backslashreplace")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
+    _escape_unencodable()
+    saved = _termination_raises()
+    try:
+        return _main(args)
+    finally:
+        _restore(saved)
+
+
+def _main(args: list[str]) -> int:
     try:
         if args[:1] == ["setup"]:  # everything after 'setup' belongs to meson, unparsed
             from .meson_glue import run_setup
@@ -374,6 +450,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("ccopt-meson: error: interrupted", file=sys.stderr)
         return 1
+    except Terminated as exc:
+        name = next((n for n in _TERMINATING if getattr(_signal, n, None) == exc.signum), str(exc.signum))
+        print(f"ccopt-meson: error: terminated by {name}", file=sys.stderr)
+        return 128 + exc.signum
     except BrokenPipeError:
         return 0
 

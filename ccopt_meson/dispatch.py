@@ -38,8 +38,15 @@ class Statement(NamedTuple):
     line: int
 
 
+def _show(text: str, limit: int = 40) -> str:
+    """A token or file name as a message quotes it: cut, and with NUL, ESC and every other
+    unprintable character escaped, so no byte of a source reaches the terminal raw."""
+    text = text if len(text) <= limit else text[:limit - 3] + "..."
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
 def _fail(where: str, line: int, message: str) -> DispatchSourceError:
-    return DispatchSourceError(f"{where}:{line}: {message}")
+    return DispatchSourceError(f"{_show(where, 200)}:{line}: {message}")
 
 
 def _statement_text(text: str, where: str) -> tuple[str, int]:
@@ -93,25 +100,25 @@ def parse_text(text: str, where: str = "<source>") -> Statement:
         elif tok.startswith("$"):
             name = up[1:]
             if group is not None:
-                raise _fail(where, line, f"policy '{tok}' cannot be part of a group")
+                raise _fail(where, line, f"policy '{_show(tok)}' cannot be part of a group")
             if name not in POLICIES:
                 valid = ", ".join("$" + p.lower() for p in POLICIES)
                 hint = did_you_mean(name, POLICIES).lower()
-                raise _fail(where, line, f"unknown policy '{tok}'{hint}; valid: {valid}")
+                raise _fail(where, line, f"unknown policy '{_show(tok)}'{hint}; valid: {valid}")
             policies.add(name)
         elif tok.startswith("#"):
-            raise _fail(where, line, f"target groups ('{tok}') are not supported; list the targets")
+            raise _fail(where, line, f"target groups ('{_show(tok)}') are not supported; list the targets")
         elif tok[0] in "+-":
-            raise _fail(where, line, f"'{tok}': '+' and '-' are not allowed in @targets")
+            raise _fail(where, line, f"'{_show(tok)}': '+' and '-' are not allowed in @targets")
         elif re.fullmatch(r"[A-Za-z0-9_]+", tok):
             if up not in known:
-                raise _fail(where, line, f"unknown target '{tok}'{did_you_mean(up, known)}")
+                raise _fail(where, line, f"unknown target '{_show(tok)}'{did_you_mean(up, known)}")
             if group is not None:
                 group.append(up)
             else:
                 targets.append((up,))
         else:
-            raise _fail(where, line, f"invalid token '{tok[:40]}' in @targets")
+            raise _fail(where, line, f"invalid token '{_show(tok)}' in @targets")
     if group is not None:
         raise _fail(where, line, "'(' is not closed in @targets")
     return Statement(baseline, tuple(dict.fromkeys(targets)), frozenset(policies), line)

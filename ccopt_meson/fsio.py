@@ -17,7 +17,7 @@ from pathlib import Path
 
 from .errors import CacheError, InputError
 
-__all__ = ["MARK", "read_bounded", "atomic_write", "generated_by_us"]
+__all__ = ["MARK", "read_bounded", "read_head", "atomic_write", "generated_by_us"]
 
 # The first line of every generated header (and a key of every cache file) carries this mark;
 # files without it were not written by ccopt-meson and are never overwritten or deleted.
@@ -41,7 +41,7 @@ def read_bounded(path: Path, limit: int, what: str) -> bytes:
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
-            raise InputError(f"{what} '{path}' is not a regular file; name a file")
+            raise InputError(f"{what} '{path}' is {_kind(st.st_mode)}, not a regular file")
         if st.st_size > limit:
             raise InputError(f"{what} '{path}' is {st.st_size} bytes, more than the {limit} this tool reads")
         data = os.read(fd, limit + 1)
@@ -59,16 +59,44 @@ def read_bounded(path: Path, limit: int, what: str) -> bytes:
         os.close(fd)
 
 
+def _kind(mode: int) -> str:
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    return "a socket" if stat.S_ISSOCK(mode) else "a special file"
+
+
+def read_head(path: Path, size: int) -> bytes | None:
+    """The first ``size`` bytes of a regular file, None when it is missing.
+
+    OSError when it cannot be read or is not a regular file: opening a FIFO for reading would
+    wait for a writer, so it is opened non-blocking and refused.
+    """
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+    try:
+        fd = os.open(path, flags)
+    except FileNotFoundError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(f"{path} is not a regular file")
+        return os.read(fd, size)
+    finally:
+        os.close(fd)
+
+
 def generated_by_us(path: Path) -> bool:
     """Does ``path`` carry our mark in its first 512 bytes (or is it missing)?"""
     try:
-        with open(path, "rb") as fh:
-            head = fh.read(512)
-    except (FileNotFoundError, NotADirectoryError):  # missing; writing there reports the real problem
+        head = read_head(path, 512)
+    except NotADirectoryError:  # a path below a regular file: missing; writing there reports the real problem
         return True
     except OSError:
         return False
-    return MARK.encode() in head
+    return head is None or MARK.encode() in head
 
 
 def atomic_write(path: Path, text: str) -> bool:
@@ -79,10 +107,9 @@ def atomic_write(path: Path, text: str) -> bool:
     """
     data = text.encode("utf-8")
     try:
-        with open(path, "rb") as fh:
-            if fh.read(len(data) + 1) == data:
-                return False
-    except OSError:
+        if read_bounded(path, len(data), "file") == data:
+            return False
+    except (OSError, InputError):  # missing, bigger, or not a regular file (a FIFO must not block): replace it
         pass
     tmp = path.parent / f".{path.name}.{os.getpid()}.{next(_counter)}.tmp"
     try:

@@ -118,7 +118,8 @@ def _identify(session: Session, req: Request) -> Compiler:
     macros, res = session.dump_macros([])
     if macros is None:
         if session.driver.get("macro_dump"):
-            raise CompilerError(f"compiler '{' '.join(req.command)}' failed on an empty file "
+            what = "failed on" if res.returncode else "printed a diagnostic for"  # exit 0 and a warning
+            raise CompilerError(f"compiler '{' '.join(req.command)}' {what} an empty file "
                                 f"({describe_status(res.returncode)}): {res.first_line('no output')}")
         macros = {}
     cid = req.compiler_id or identify_id(macros)
@@ -205,6 +206,10 @@ def detect(req: Request, build_dir: str | os.PathLike[str] | None = None, flush_
             cache.discard(path)
         stored = cache.lookup(path)
         if stored is not None and stored.key == key:
+            # 'targets' reads the request back from this file: it must hold this very request, not another
+            # spelling of it (the key normalises expressions) nor one edited behind a copied key.
+            if stored.request != req:
+                cache.store(path, stored._replace(request=req))
             return document(req, stored.probed, hit=True, key=key)
     # Another request with the same compiler and args: its verdicts stand, only new features are probed.
     seed = stored.probed if stored is not None and stored.probe_key == probe_key and stored.probed.arch else None

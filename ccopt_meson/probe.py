@@ -10,7 +10,11 @@ The plan, cheapest sound first:
    parsing dominates a probe (~0.25 s for ``<immintrin.h>``), so one compile
    costs about as much as one probe;
 3. diagnostics are attributed to the probe file (or the flag) they name; the
-   failing features are dropped and the batch is compiled again without them;
+   failing features are dropped and the batch is compiled again without them.
+   A diagnostic located in a shared header (``arm_neon.h``) names probes only
+   through its include chain and notes, and the chain names whichever probe
+   included the header first: those are suspects, each compiled alone, and
+   only the ones that fail alone are dropped;
 4. only when a failure cannot be attributed, every candidate is probed on its
    own, in parallel, lowest first, skipping features whose implied features
    already failed.
@@ -25,18 +29,22 @@ Every process goes through one ``Runner`` callable, which tests replace.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import re
 import shutil
 import signal
+import stat
 import subprocess
+import sys
 import tempfile
 import threading
+import time
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import IO, Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 from .compiler import macro_satisfied, parse_macro_dump
 from .errors import CompilerError, InputError
@@ -47,6 +55,8 @@ __all__ = ["ProcResult", "Runner", "run_process", "Scratch", "Session", "Outcome
            "timeout_from_env", "describe_status"]
 
 DEFAULT_TIMEOUT = 120.0
+MAX_TIMEOUT = 86400.0  # a day: beyond it the OS wait calls overflow (OverflowError), and no probe needs it
+OUTPUT_CAP = 1 << 20  # bytes of one compiler process's output kept; the rest is read and dropped
 
 
 @dataclass(frozen=True)
@@ -63,10 +73,12 @@ Runner = Callable[[Sequence[str], float], ProcResult]
 
 
 def run_process(argv: Sequence[str], timeout: float) -> ProcResult:
-    """Run one compiler process: no shell, C locale, merged output, bounded time.
+    """Run one compiler process: no shell, C locale, merged output, bounded time and output.
 
-    The compiler gets a session (process group) of its own, so a timeout or an
-    interrupt ends its children (``cc1``, a launcher's compiler) too.
+    The compiler gets a session (process group) of its own, so a timeout, an interrupt or a
+    stopped ``Scratch`` ends its children (``cc1``, a launcher's compiler) too.  Its output is
+    read in chunks; past ``OUTPUT_CAP`` bytes it is dropped (a compiler printing 200 MB of
+    warnings costs the time to drain the pipe, not the memory).
     """
     env = dict(os.environ, LC_ALL="C", LANG="C", LANGUAGE="C")
     env.pop("CCACHE_DISABLE", None)
@@ -82,22 +94,72 @@ def run_process(argv: Sequence[str], timeout: float) -> ProcResult:
     except OSError as exc:
         raise CompilerError(f"cannot run compiler '{argv[0]}': {exc.strerror or exc}; "
                             "check that it is a program for this machine") from exc
+    scratch: Scratch | None = getattr(_current, "scratch", None)
+    out: _Output | None = None
     try:
-        out, _ = proc.communicate(timeout=timeout)
+        assert proc.stdout is not None
+        out = _Output(proc.stdout)
+        if scratch is not None and not scratch.started(proc):
+            raise CompilerError("stopped: another compiler process failed or the helper was interrupted")
+        deadline = time.monotonic() + timeout
+        proc.wait(timeout=timeout)
+        # a child that outlives the compiler may still hold the pipe: it gets what is left of the time
+        if not out.join(max(0.0, deadline - time.monotonic())):
+            raise subprocess.TimeoutExpired(list(argv), timeout)
     except subprocess.TimeoutExpired as exc:
-        _kill(proc)
+        _kill(proc, out)
         raise CompilerError(
             f"compiler '{argv[0]}' did not finish within {timeout:g} s; "
             "check that it works, or raise CCOPT_PROBE_TIMEOUT"
         ) from exc
     except BaseException:
-        _kill(proc)
+        _kill(proc, out)
         raise
-    return ProcResult(proc.returncode, out.decode("utf-8", errors="replace"))
+    finally:
+        if scratch is not None:
+            scratch.finished(proc)
+    return ProcResult(proc.returncode, out.text() if out is not None else "")
 
 
-def _kill(proc: subprocess.Popen[bytes]) -> None:
-    """Kill the compiler's whole process group, then reap it."""
+class _Output:
+    """A compiler's merged output, read by a thread in chunks, at most ``OUTPUT_CAP`` bytes kept."""
+
+    def __init__(self, stream: IO[bytes]) -> None:
+        self.stream = stream
+        self.head = bytearray()
+        self.dropped = 0
+        self.thread = threading.Thread(target=self._read, daemon=True)
+        self.thread.start()
+
+    def _read(self) -> None:
+        fd = self.stream.fileno()
+        while True:
+            try:
+                chunk = os.read(fd, 1 << 16)
+            except OSError:
+                return
+            if not chunk:
+                return
+            room = max(0, OUTPUT_CAP - len(self.head))
+            self.head += chunk[:room]
+            self.dropped += len(chunk) - min(room, len(chunk))
+
+    def join(self, timeout: float) -> bool:
+        """Wait until the pipe is closed (True) or ``timeout`` has passed (False)."""
+        self.thread.join(timeout)
+        if self.thread.is_alive():
+            return False
+        self.stream.close()
+        return True
+
+    def text(self) -> str:
+        text = self.head.decode("utf-8", errors="replace")
+        if self.dropped:
+            text += f"\n[{self.dropped} more bytes of compiler output were dropped]\n"
+        return text
+
+
+def _killpg(proc: subprocess.Popen[bytes]) -> None:
     try:
         if hasattr(os, "killpg"):
             os.killpg(proc.pid, signal.SIGKILL)
@@ -105,9 +167,14 @@ def _kill(proc: subprocess.Popen[bytes]) -> None:
             proc.kill()
     except OSError:
         pass
-    if proc.stdout is not None:
-        proc.stdout.close()
+
+
+def _kill(proc: subprocess.Popen[bytes], out: _Output | None = None) -> None:
+    """Kill the compiler's whole process group, then reap it."""
+    _killpg(proc)
     proc.wait()
+    if out is not None:
+        out.join(5.0)  # a grandchild in a session of its own may still hold the pipe: the daemon reader waits
 
 
 def timeout_from_env() -> float:
@@ -122,6 +189,10 @@ def timeout_from_env() -> float:
     if not (math.isfinite(value) and value > 0):
         raise InputError(f"CCOPT_PROBE_TIMEOUT: '{text[:40]}' is not a positive, finite number of seconds; "
                          f"unset it to use the default ({DEFAULT_TIMEOUT:g})")
+    if value > MAX_TIMEOUT:
+        print(f"ccopt-meson: warning: CCOPT_PROBE_TIMEOUT: '{text[:40]}' seconds is more than the maximum, "
+              f"{MAX_TIMEOUT:g} (a day); using {MAX_TIMEOUT:g}", file=sys.stderr)
+        return MAX_TIMEOUT
     return value
 
 
@@ -151,6 +222,9 @@ class Diagnosis:
     bad: bool = False
     attributed: dict[str, str] = field(default_factory=dict)
     unattributed: list[str] = field(default_factory=list)
+    # attributed by a diagnostic located outside every probe (in a shared header such as arm_neon.h): the
+    # probe named in its include chain or notes may be innocent, so these are re-checked on their own
+    suspects: set[str] = field(default_factory=set)
 
 
 def _blocks(lines: Sequence[str]) -> list[list[str]]:
@@ -192,6 +266,8 @@ def diagnose(
         diag.bad = True
         text = "\n".join(block)
         owners = [name for path, name in probe_owner.items() if path in text]
+        if owners and m is not None and not any(p in m.group("file") for p in probe_owner):
+            diag.suspects.update(owners)
         if not owners:
             owners = [n for flag, names in flag_owner.items() if _mentions(text, flag) for n in names]
         reason = primary.strip()
@@ -208,18 +284,70 @@ def diagnose(
 # --------------------------------------------------------------------------- session
 
 
+STALE_AFTER = 2 * 86400.0  # seconds: longer than any run can take (MAX_TIMEOUT per compiler process)
+_STALE_NAME = re.compile(r"ccopt-(\d+)-[^/]+")
+
+
+def _sweep_stale_scratch() -> None:
+    """Remove scratch directories a killed helper (SIGKILL cannot be caught) left in the temp dir.
+
+    Only ours by name, owned by this user, untouched for two days, and whose helper is gone:
+    a directory of a live helper in another PID namespace is younger than that.
+    """
+    if not hasattr(os, "geteuid"):  # pragma: no cover - Windows cleans its temp dir itself
+        return
+    top = Path(tempfile.gettempdir())
+    try:
+        entries = list(os.scandir(top))
+    except OSError:
+        return
+    cutoff = time.time() - STALE_AFTER
+    for entry in entries:
+        m = _STALE_NAME.fullmatch(entry.name)
+        if m is None:
+            continue
+        try:
+            st = entry.stat(follow_symlinks=False)
+        except OSError:
+            continue
+        if stat.S_ISDIR(st.st_mode) and st.st_uid == os.geteuid() and st.st_mtime < cutoff \
+                and not _alive(int(m.group(1))):
+            shutil.rmtree(entry.path, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # it exists, but belongs to someone else
+        return True
+    return True
+
+
+_current = threading.local()  # the Scratch whose process the calling thread is running (run_process reads it)
+
+
 class Scratch:
-    """A scratch directory, the process runner and the count of processes started (shared by threads)."""
+    """A scratch directory, the process runner and the count of processes started (shared by threads).
+
+    ``stop()`` (also run by ``close()``) kills every compiler still running for it and refuses new
+    ones: an interrupted parallel fallback ends at once instead of waiting for its workers' timeouts.
+    """
 
     def __init__(self, runner: Runner | None = None, timeout: float | None = None) -> None:
         self.runner: Runner = runner or run_process
         self.timeout = timeout or timeout_from_env()
         self.processes = 0
         self._lock = threading.Lock()
-        self.dir = Path(tempfile.mkdtemp(prefix="ccopt-"))
+        self._live: set[subprocess.Popen[bytes]] = set()
+        self._stopped = False
+        _sweep_stale_scratch()
+        self.dir = Path(tempfile.mkdtemp(prefix=f"ccopt-{os.getpid()}-"))
         self._n = 0
 
     def close(self) -> None:
+        self.stop()
         shutil.rmtree(self.dir, ignore_errors=True)
 
     def __enter__(self) -> Scratch:
@@ -235,8 +363,47 @@ class Scratch:
 
     def run(self, argv: Sequence[str]) -> ProcResult:
         with self._lock:
+            if self._stopped:
+                raise CompilerError("stopped: another compiler process failed or the helper was interrupted")
             self.processes += 1
-        return self.runner(argv, self.timeout)
+        _current.scratch = self
+        try:
+            return self.runner(argv, self.timeout)
+        finally:
+            _current.scratch = None
+
+    def started(self, proc: subprocess.Popen[bytes]) -> bool:
+        """Register a running compiler; False (the caller kills it) once this scratch is stopped."""
+        with self._lock:
+            if not self._stopped:
+                self._live.add(proc)
+            return not self._stopped
+
+    def finished(self, proc: subprocess.Popen[bytes]) -> None:
+        with self._lock:
+            self._live.discard(proc)
+
+    def stop(self) -> None:
+        """Kill the process groups of every compiler still running, and start no more."""
+        with self._lock:
+            self._stopped = True
+            live = list(self._live)
+        for proc in live:
+            _killpg(proc)
+
+
+@contextlib.contextmanager
+def _pool(scratch: Scratch, workers: int) -> Iterator[ThreadPoolExecutor]:
+    """A thread pool that, when the caller is interrupted (Ctrl-C, SIGTERM) or fails, stops the
+    scratch's compilers first, so shutting down does not wait for the workers' timeouts."""
+    pool = ThreadPoolExecutor(max_workers=max(1, workers))
+    try:
+        yield pool
+    except BaseException:
+        scratch.stop()
+        pool.shutdown(wait=True, cancel_futures=True)
+        raise
+    pool.shutdown(wait=True)
 
 
 class Session:
@@ -286,8 +453,8 @@ class Session:
         src.write_text("\n")
         res = self.run([*flags, *dump, *self.driver["lang"][self.lang], str(src)])
         diag = diagnose(res.output.replace("#define", ""), res.returncode, {}, {})
-        if diag.bad:
-            return None, ProcResult(res.returncode or 1, self.clean(res.output))
+        if diag.bad:  # the real status: a compiler may exit 0 and still print a diagnostic
+            return None, ProcResult(res.returncode, self.clean(res.output))
         return parse_macro_dump(res.output), res
 
     def compile(self, source: Path, flags: Sequence[str]) -> ProcResult:
@@ -375,10 +542,27 @@ def _batch(session: Session, table: Table, features: list[str], extras: list[str
             return True
         if diag.unattributed or not diag.attributed:
             return False
-        for name, reason in diag.attributed.items():
-            outcomes[name] = Outcome(False, session.clean(reason))
+        failed = {n: Outcome(False, session.clean(r)) for n, r in diag.attributed.items() if n not in diag.suspects}
+        failed.update(_guilty(session, table, [n for n in diag.attributed if n in diag.suspects]))
+        if not failed:  # every suspect compiles on its own: the culprit is elsewhere
+            return False
+        outcomes.update(failed)
         _prune(table, live, outcomes)
     return False
+
+
+def _guilty(session: Session, table: Table, suspects: list[str]) -> dict[str, Outcome]:
+    """The suspects whose probe fails on its own, with their own reason; the others are innocent.
+
+    A diagnostic located in a shared header (``arm_neon.h``) names the first probe that included
+    it, whatever feature's code failed: one feature's failure must never cost another whose
+    probe compiles on its own.
+    """
+    if not suspects:
+        return {}
+    with _pool(session.scratch, min(len(suspects), os.cpu_count() or 1)) as pool:
+        alone = dict(zip(suspects, pool.map(lambda n: _one(session, table, n), suspects)))
+    return {n: out for n, out in alone.items() if not out.supported}
 
 
 def _one(session: Session, table: Table, name: str) -> Outcome:
@@ -399,7 +583,7 @@ def _one_by_one(session: Session, table: Table, names: list[str], outcomes: dict
     feats = [n for n in table.sort(n for n in names if n in table.features) if n not in outcomes]
     extras = [n for n in names if n in table.extra_checks and n not in outcomes]
     running: dict[Future[Outcome], str] = {}
-    with ThreadPoolExecutor(max_workers=max(1, os.cpu_count() or 1)) as pool:
+    with _pool(session.scratch, os.cpu_count() or 1) as pool:
         while feats or running:
             _prune(table, feats, outcomes)
             feats = [n for n in feats if n not in outcomes]
@@ -427,13 +611,13 @@ def _verify_own_flags(session: Session, table: Table, names: list[str], outcomes
     workers = max(1, min(len(odd), os.cpu_count() or 1))
     if not session.driver.get("macro_dump"):
         # MSVC-style drivers cannot dump macros: compile the feature's own probe with its own flags
-        with ThreadPoolExecutor(max_workers=workers) as pool:
+        with _pool(session.scratch, workers) as pool:
             for n, out in zip(odd, pool.map(lambda n: _one(session, table, n), odd)):
                 if not out.supported:
                     outcomes[n] = out
         _prune(table, names, outcomes)
         return
-    with ThreadPoolExecutor(max_workers=workers) as pool:
+    with _pool(session.scratch, workers) as pool:
         results = list(pool.map(lambda n: session.dump_macros(table.flags_for([n])), odd))
     for n, (macros, res) in zip(odd, results):
         if macros is None:

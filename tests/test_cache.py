@@ -233,8 +233,8 @@ def test_directory_in_place_of_the_cache(tmp_path: Path) -> None:
     r = detect_json(tmp_path)
     assert r.returncode == 1 and "Traceback" not in r.stderr
     warning, error = r.stderr.splitlines()
-    assert warning.startswith(f"ccopt-meson: warning: ignoring the feature cache: feature cache {CACHE} is not a "
-                              "regular file")
+    assert warning.startswith(f"ccopt-meson: warning: ignoring the feature cache: feature cache {CACHE} is a "
+                              "directory, not a regular file")
     assert warning.endswith("; detecting again")
     assert error == (f"ccopt-meson: error: cannot write {tmp_path / CACHE}: Is a directory; check that the build "
                      f"directory is writable and that {CACHE} is a regular file")

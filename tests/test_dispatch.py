@@ -225,7 +225,7 @@ def test_missing_source_through_targets(tmp_path: Path, gcc12_x86_64_feature_fil
 def test_directory_as_source(tmp_path: Path, gcc12_x86_64_feature_file: Path) -> None:
     (tmp_path / "dir.dispatch.c").mkdir()
     one_error(run_targets(tmp_path / "dir.dispatch.c", gcc12_x86_64_feature_file, tmp_path),
-              f"dispatch source '{tmp_path / 'dir.dispatch.c'}' is not a regular file")
+              f"dispatch source '{tmp_path / 'dir.dispatch.c'}' is a directory, not a regular file")
 
 
 @pytest.mark.skipif(IS_ROOT, reason=ROOT_REASON)

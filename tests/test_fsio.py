@@ -25,8 +25,8 @@ def test_read_bounded_refuses_what_is_not_a_regular_file(tmp_path: Path) -> None
     """A FIFO must not block waiting for a writer, a directory must not be read as empty."""
     fifo = tmp_path / "fifo"
     os.mkfifo(fifo)
-    for path in (fifo, tmp_path):
-        with pytest.raises(InputError, match=f"^thing '{re.escape(str(path))}' is not a regular file; name a file$"):
+    for path, kind in ((fifo, "a FIFO"), (tmp_path, "a directory")):
+        with pytest.raises(InputError, match=f"^thing '{re.escape(str(path))}' is {kind}, not a regular file$"):
             fsio.read_bounded(path, 100, "thing")
 
 

@@ -94,7 +94,7 @@ def test_missing_feature_file(tmp_path: Path) -> None:
 def test_directory_as_feature_file(tmp_path: Path) -> None:
     path = tmp_path / CACHE
     path.mkdir()
-    one_error(run_targets(good_source(tmp_path), path, tmp_path), f"feature cache {CACHE} is not a regular file",
+    one_error(run_targets(good_source(tmp_path), path, tmp_path), f"feature cache {CACHE} is a directory, not a regular file",
               f"run 'ccopt-meson flush {tmp_path}'")
 
 

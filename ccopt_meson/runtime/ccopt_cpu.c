@@ -320,8 +320,54 @@ static const char *ccopt__token(const char *s, size_t *n)
     return *n != 0 ? s : NULL;
 }
 
+/* What the environment parser says is bounded: a variable holding 1 MB of names must not print
+ * megabytes, and its bytes must never reach the terminal raw (an ESC would be a terminal command). */
+#define CCOPT__ENV_MESSAGES 8 /* messages per variable; the rest are counted */
+#define CCOPT__ENV_ECHO 40    /* bytes of one name echoed */
+
+typedef struct {
+    const char *var;
+    unsigned long said, hidden;
+    int listed; /* the known names were printed once */
+} ccopt__env_log;
+
+/* Start one message about `log->var`; 0 (and counted) once the variable has said enough. */
+static int ccopt__say(ccopt__env_log *log)
+{
+    if (log->said >= CCOPT__ENV_MESSAGES) {
+        ++log->hidden;
+        return 0;
+    }
+    ++log->said;
+    fprintf(stderr, "ccopt: %s: ", log->var);
+    return 1;
+}
+
+static void ccopt__said(const ccopt__env_log *log)
+{
+    if (log->hidden != 0)
+        fprintf(stderr, "ccopt: %s: %lu more ignored names not shown\n", log->var, log->hidden);
+}
+
+/* A name from the environment: cut to CCOPT__ENV_ECHO bytes, unprintable bytes as \xHH. */
+static void ccopt__echo(const char *tok, size_t n)
+{
+    size_t i, shown = n > CCOPT__ENV_ECHO ? CCOPT__ENV_ECHO - 3 : n;
+    for (i = 0; i < shown; ++i) {
+        unsigned char c = (unsigned char)tok[i];
+        if (c == '\\')
+            fputs("\\\\", stderr);
+        else if (c >= 0x20 && c < 0x7f)
+            fputc(c, stderr);
+        else
+            fprintf(stderr, "\\x%02x", c);
+    }
+    if (shown < n)
+        fputs("...", stderr);
+}
+
 /* The recipe of a name in an environment list, or NULL after saying why not. */
-static const ccopt_cpu_recipe *ccopt__lookup(const char *var, const char *tok, size_t n)
+static const ccopt_cpu_recipe *ccopt__lookup(ccopt__env_log *log, const char *tok, size_t n)
 {
     const ccopt_cpu_recipe *r = ccopt__find(tok, n);
     int i, any = 0;
@@ -330,13 +376,21 @@ static const ccopt_cpu_recipe *ccopt__lookup(const char *var, const char *tok, s
     for (i = 0; i < CCOPT_CPU_MAX_FEATURE; ++i)
         if (ccopt__name_eq(tok, n, ccopt_cpu_names[i]))
             any = 1;
+    if (!ccopt__say(log))
+        return NULL;
     if (any) {
-        fprintf(stderr, "ccopt: %s: %.*s is not a CPU feature of %s; ignored\n", var, (int)n, tok,
-                CCOPT_CPU_MACHINE);
+        ccopt__echo(tok, n);
+        fprintf(stderr, " is not a CPU feature of %s; ignored\n", CCOPT_CPU_MACHINE);
         return NULL;
     }
-    fprintf(stderr, "ccopt: %s: unknown CPU feature '%.*s'; ignored (known on %s:", var, (int)n, tok,
-            CCOPT_CPU_MACHINE);
+    fputs("unknown CPU feature '", stderr);
+    ccopt__echo(tok, n);
+    if (log->listed) {
+        fputs("'; ignored\n", stderr);
+        return NULL;
+    }
+    log->listed = 1;
+    fprintf(stderr, "'; ignored (known on %s:", CCOPT_CPU_MACHINE);
     for (i = 0; i < CCOPT_CPU_NRECIPES; ++i)
         fprintf(stderr, " %s", ccopt_cpu_names[ccopt_cpu_recipes[i].id]);
     fprintf(stderr, ")\n");
@@ -358,6 +412,7 @@ static void ccopt__apply_env(unsigned char *raw, const unsigned char *base)
     const char *dis = ccopt__env(dis_var), *en = ccopt__env(en_var), *tok;
     const ccopt_cpu_recipe *r;
     unsigned char keep[CCOPT_CPU_MAX_FEATURE];
+    ccopt__env_log dis_log = {dis_var, 0, 0, 0}, en_log = {en_var, 0, 0, 0};
     size_t n;
     int i;
     if (dis != NULL && en != NULL) {
@@ -366,24 +421,26 @@ static void ccopt__apply_env(unsigned char *raw, const unsigned char *base)
         return;
     }
     for (tok = ccopt__token(dis ? dis : "", &n); tok != NULL; tok = ccopt__token(tok + n, &n)) {
-        if ((r = ccopt__lookup(dis_var, tok, n)) == NULL)
+        if ((r = ccopt__lookup(&dis_log, tok, n)) == NULL)
             continue;
-        if (base[r->id])
-            fprintf(stderr, "ccopt: %s: %s is in the baseline this build requires and cannot be disabled; ignored\n",
-                    dis_var, ccopt_cpu_names[r->id]);
-        else
+        if (!base[r->id])
             raw[r->id] = 0;
+        else if (ccopt__say(&dis_log))
+            fprintf(stderr, "%s is in the baseline this build requires and cannot be disabled; ignored\n",
+                    ccopt_cpu_names[r->id]);
     }
+    ccopt__said(&dis_log);
     if (en == NULL)
         return;
     memcpy(keep, base, sizeof keep);
     for (tok = ccopt__token(en, &n); tok != NULL; tok = ccopt__token(tok + n, &n)) {
-        if ((r = ccopt__lookup(en_var, tok, n)) == NULL)
+        if ((r = ccopt__lookup(&en_log, tok, n)) == NULL)
             continue;
-        if (!ccopt__closed(raw, r))
-            fprintf(stderr, "ccopt: %s: %s is not supported by this CPU; ignored\n", en_var, ccopt_cpu_names[r->id]);
+        if (!ccopt__closed(raw, r) && ccopt__say(&en_log))
+            fprintf(stderr, "%s is not supported by this CPU; ignored\n", ccopt_cpu_names[r->id]);
         ccopt__mark(keep, r);
     }
+    ccopt__said(&en_log);
     for (i = 0; i < CCOPT_CPU_MAX_FEATURE; ++i)
         if (!keep[i])
             raw[i] = 0;

@@ -31,10 +31,11 @@ CACHE = "ccopt-features.json"
 
 
 def cli(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None,
-        timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    """``python -m ccopt_meson ARGS`` in a clean environment (no CCOPT_* leaking in)."""
-    full = {k: v for k, v in os.environ.items() if not k.startswith(("CCOPT_", "FAKECC_", "MESON_"))}
-    full["PYTHONPATH"] = os.pathsep.join([str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])])
+        timeout: float = 120, pythonpath: Path = ROOT) -> subprocess.CompletedProcess[str]:
+    """``python -m ccopt_meson ARGS`` in a clean environment (no CCOPT_*, CFLAGS or CPPFLAGS leaking in)."""
+    full = {k: v for k, v in os.environ.items()
+            if not k.startswith(("CCOPT_", "FAKECC_", "MESON_")) and k not in ("CFLAGS", "CPPFLAGS")}
+    full["PYTHONPATH"] = os.pathsep.join([str(pythonpath), *filter(None, [os.environ.get("PYTHONPATH")])])
     full.update(env or {})
     return subprocess.run([sys.executable, "-m", "ccopt_meson", *args], capture_output=True, text=True,
                           cwd=cwd or ROOT, env=full, timeout=timeout)

@@ -165,7 +165,7 @@ def cmd_explain(ns: argparse.Namespace) -> int:
 
 
 def cmd_features(ns: argparse.Namespace) -> int:
-    from .tables import compilers_data, machine_by_name, table_for
+    from .tables import compilers_data, families_of, machine_by_name, table_for
 
     machine = machine_by_name(ns.arch or api.host_machine_name()).name
     table = table_for(machine, ns.compiler_id)
@@ -173,6 +173,7 @@ def cmd_features(ns: argparse.Namespace) -> int:
     rows: dict[str, dict[str, Any]] = {
         n: {"interest": f.interest, "implies": list(f.implies), "flags": list(f.flags),
             "closure_flags": table.flags_for([n]), "group": list(f.group), "disabled": f.disabled,
+            "runtime": dict(f.runtime), "families": list(families_of(n)),
             "flags_by_compiler": {c: None if t.get(n).disabled else list(t.get(n).flags) for c, t in others.items()}}
         for n, f in table.features.items()}
     if ns.json:
@@ -181,7 +182,7 @@ def cmd_features(ns: argparse.Namespace) -> int:
     print(f"{machine} features for {ns.compiler_id} (min: {' '.join(table.machine.min) or 'none'})")
     for n, r in rows.items():
         state = f"disabled: {r['disabled']}" if r["disabled"] else " ".join(r["flags"]) or "(no own flags)"
-        print(f"  {n:<12} {r['interest']:>4}  implies {' '.join(r['implies']) or '-':<24} {state}")
+        print(f"  {n:<16} {r['interest']:>4}  implies {' '.join(r['implies']) or '-':<24} {state}")
     return 0
 
 

@@ -16,7 +16,7 @@ import re
 from pathlib import Path
 from typing import Any, Mapping, NamedTuple, Sequence
 
-from .errors import DispatchSourceError, InputError, did_you_mean
+from .errors import DispatchSourceError, InputError, did_you_mean, unknown_names
 from .tables import Table, all_feature_names, families_of, table_for
 
 __all__ = ["POLICIES", "Statement", "parse_text", "parse_file", "render", "Target", "select", "target_name"]
@@ -71,6 +71,7 @@ def parse_text(text: str, where: str = "<source>") -> Statement:
     targets: list[tuple[str, ...]] = []
     group: list[str] | None = None
     known = all_feature_names()
+    unknown: list[tuple[str, str]] = []
     for tok in tokens:
         up = tok.upper()
         if tok == "(":
@@ -103,7 +104,7 @@ def parse_text(text: str, where: str = "<source>") -> Statement:
             raise _fail(where, line, f"'{tok}': '+' and '-' are not allowed in @targets")
         elif re.fullmatch(r"[A-Za-z0-9_]+", tok):
             if up not in known:
-                raise _fail(where, line, f"unknown target '{tok}'{did_you_mean(up, known)}")
+                unknown.append((tok[:40], up))
             if group is not None:
                 group.append(up)
             else:
@@ -112,6 +113,8 @@ def parse_text(text: str, where: str = "<source>") -> Statement:
             raise _fail(where, line, f"invalid token '{tok[:40]}' in @targets")
     if group is not None:
         raise _fail(where, line, "'(' is not closed in @targets")
+    if unknown:
+        raise _fail(where, line, unknown_names(unknown, known, "target"))
     return Statement(baseline, tuple(dict.fromkeys(targets)), frozenset(policies), line)
 
 

@@ -225,7 +225,8 @@ foreach line : r.stdout().splitlines()
 endforeach
 test('new', executable('new', 'main.c', link_with: libs, dependencies: ccopt_dep))
 """,
-    "k.dispatch.c": "/*@targets baseline zz_new */\n#include \"ccopt_dispatch.h\"\nint CCOPT_FN(k)(void) { return 1; }\n",
+    "k.dispatch.c": "/*@targets baseline zz_new */\n#include \"ccopt_dispatch.h\"\n"
+                    "int CCOPT_FN(k)(void) { return 1; }\n",
     "main.c": """#include <stdio.h>
 #include <string.h>
 #include "k.dispatch.h"

@@ -42,6 +42,12 @@ def _compiler_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--build-dir", metavar="DIR", help="keep the feature cache in DIR")
     p.add_argument("--flush", action="store_true", help="delete the cache first, so everything is probed again")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
+    _features_file_option(p)
+
+
+def _features_file_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--features-file", metavar="FILE",
+                   help="a project's own features and target groups (JSON; see README 'Project features')")
 
 
 def _split(text: str, what: str) -> list[str]:
@@ -243,6 +249,7 @@ def _features_parser(p: argparse.ArgumentParser) -> None:
     p.add_argument("--arch", help="x86_64, x86, aarch64, armhf, ppc64le, ppc64, s390x, riscv64, loongarch64")
     p.add_argument("--compiler-id", default="gcc")
     p.add_argument("--json", action="store_true")
+    _features_file_option(p)
 
 
 def _builddir_parser(p: argparse.ArgumentParser) -> None:
@@ -344,6 +351,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return run_setup(args[1:])
         only = args[0] if args and args[0] in COMMANDS else None
         ns = build_parser(only).parse_args(_attach_values(args))
+        if getattr(ns, "features_file", None):
+            from .tables import use_project_file
+
+            use_project_file(ns.features_file)
         return COMMANDS[ns.command][2](ns)
     except CcoptError as exc:
         print(f"ccopt-meson: error: {_one_line(str(exc))}", file=sys.stderr)

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Mapping, NamedTuple, Sequence
 
 from .errors import DispatchSourceError, InputError, did_you_mean, unknown_names
-from .tables import Table, all_feature_names, families_of, table_for
+from .tables import Table, all_feature_names, families_of, table_for, target_groups
 
 __all__ = ["POLICIES", "Statement", "parse_text", "parse_file", "render", "Target", "select", "target_name"]
 
@@ -99,7 +99,13 @@ def parse_text(text: str, where: str = "<source>") -> Statement:
                 raise _fail(where, line, f"unknown policy '{tok}'{hint}; valid: {valid}")
             policies.add(name)
         elif tok.startswith("#"):
-            raise _fail(where, line, f"target groups ('{tok}') are not supported; list the targets")
+            if group is not None:
+                raise _fail(where, line, f"target group '{tok}' cannot be part of a '(' group")
+            if up[1:] not in target_groups():
+                hint = did_you_mean(up, [f"#{g}" for g in target_groups()])
+                raise _fail(where, line, f"unknown target group '{tok}'{hint}; groups are defined in the "
+                                         "project's features file (the 'features-file' option)")
+            targets.extend(target_groups()[up[1:]])
         elif tok[0] in "+-":
             raise _fail(where, line, f"'{tok}': '+' and '-' are not allowed in @targets")
         elif re.fullmatch(r"[A-Za-z0-9_]+", tok):

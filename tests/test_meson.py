@@ -263,3 +263,18 @@ def test_a_feature_added_to_the_tables_is_detected_with_no_manual_step(tmp_path:
     b.meson_cmd("setup", str(b.dir))
     out = b.meson_cmd("test", "-C", str(b.dir), "-v")
     assert "ZZ_NEW 1" in out
+
+
+@pytest.mark.skipif(os.uname().machine != "x86_64", reason="the project's own feature (ADX) is an x86 one")
+def test_project_features_file_end_to_end(tmp_path: Path) -> None:
+    """features-file: the project's ADX (its probe, its run-time bit) and its #carry / #simd_test groups."""
+    b = Build(tmp_path, project(tmp_path, "project_features"))
+    b.meson_cmd("setup", str(b.dir))
+    out = b.meson_cmd("test", "-C", str(b.dir), "-v")
+    has_adx = " adx" in Path("/proc/cpuinfo").read_text()
+    assert ("(ADX 1)" if has_adx else "(ADX 0)") in out
+    # the file is a regeneration dependency, and part of the cache key
+    features = b.src / "features" / "ccopt.json"
+    features.write_text(features.read_text().replace('"interest": 2000', '"interest": 2001'))
+    assert "Regenerating build files" in b.ninja()
+    assert b.probes() > 0

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -139,3 +140,19 @@ def test_flags_build_on_the_users_own_cpu_choice() -> None:
     z = tables.table_for("s390x", "gcc").with_context(["-march=z14"])
     assert z.flags_for(["VXE2"])[-1] == "-march=arch13"
     assert tables.table_for("x86_64", "gcc").with_context(["-march=haswell"]).flags_for(["AVX2"])[-1] == "-mavx2"
+
+
+NUMPY_LEVELS = json.loads((Path(__file__).parent / "data" / "numpy_levels.json").read_text())
+
+
+@pytest.mark.parametrize("key", sorted(k for k in NUMPY_LEVELS if not k.startswith("_")))
+def test_numpy_levels_keep_their_meaning(key: str) -> None:
+    """A fine-grained feature never changes a numpy level: same flags (in order), same closure,
+    same run-time recipe, on every machine and compiler (recorded before the fine features existed)."""
+    machine, compiler_id, name = key.split()
+    t = tables.table_for(machine, compiler_id)
+    f = t.get(name)
+    got = {"flags": t.flags_for([name]), "closure": t.sort(t.closure([name])),
+           "runtime": {k: v for k, v in f.runtime.items() if k != "cpuinfo"},
+           "disabled": f.disabled, "macros": list(f.macros), "group": list(f.group)}
+    assert got == NUMPY_LEVELS[key]

@@ -58,6 +58,7 @@ class Cross:
 
 CROSS = {
     "aarch64": Cross("aarch64", "aarch64-linux-gnu-gcc", "qemu-aarch64-static"),
+    "armhf": Cross("armhf", "arm-linux-gnueabihf-gcc", "qemu-arm-static"),
     "ppc64le": Cross("ppc64le", "powerpc64le-linux-gnu-gcc", "qemu-ppc64le-static"),
     "s390x": Cross("s390x", "s390x-linux-gnu-gcc", "qemu-s390x-static"),
     "riscv64": Cross("riscv64", "riscv64-linux-gnu-gcc", "qemu-riscv64-static"),
@@ -76,14 +77,14 @@ DRIVER = r"""
 #include <string.h>
 #include "ccopt_cpu.h"
 
-static char seen[8][512];
+static char seen[8][2048];
 
 static void *race(void *arg)
 {
     char *out = arg;
     int rc = ccopt_cpu_init(), n;
     n = sprintf(out, "%d %d ", rc, ccopt_cpu_have(CCOPT_CPU_MAX_FEATURE - 1));
-    ccopt_cpu_features_text(out + n, 512 - (size_t)n);
+    ccopt_cpu_features_text(out + n, 2048 - (size_t)n);
     return NULL;
 }
 
@@ -91,7 +92,7 @@ int main(int argc, char **argv)
 {
     pthread_t t[8];
     unsigned char fake[CCOPT_CPU_MAX_FEATURE];
-    char text[512], small[4];
+    char text[2048], small[4];
     int i, level, full;
     for (i = 0; i < 8; ++i)
         pthread_create(&t[i], NULL, race, seen[i]);
@@ -107,7 +108,7 @@ int main(int argc, char **argv)
         return 5;
     printf("threads %s\n", seen[0]);
     for (i = 1; i < argc; ++i) {
-        char list[512], *name;
+        char list[2048], *name;
         memset(fake, 0, sizeof fake);
         strcpy(list, argv[i]);
         for (name = strtok(list, ","); name != NULL; name = strtok(NULL, ","))
@@ -402,6 +403,11 @@ CROSS_MODELS: dict[str, dict[str, set[str]]] = {
         "a64fx": _A64 | _A64_CRYPTO | {"ASIMDHP", "SVE"},
         "max": _A64 | _A64_CRYPTO | {"ASIMDHP", "ASIMDDP", "ASIMDFHM", "SVE", "SHA3", "I8MM", "BF16", "SVE2"},
     },
+    # 32-bit ARM: ARMv7 cores have no CRC32 (an ARMv8 AArch32 feature); qemu's "max" is ARMv8
+    "armhf": {
+        "cortex-a15": {"NEON", "NEON_FP16", "NEON_VFPV4"},
+        "max": {"NEON", "NEON_FP16", "NEON_VFPV4", "ASIMD", "CRC32"},
+    },
     "ppc64le": {
         "power8": {"VSX", "VSX2", "PPC_CRYPTO"},
         "power9": {"VSX", "VSX2", "PPC_CRYPTO", "VSX3"},
@@ -464,10 +470,10 @@ def test_unknown_machine_reports_nothing_and_does_not_crash(build: Builder) -> N
 
 # --------------------------------------------------------------------------- the test seam, over every feature
 
-_BASELINE = {"x86_64": ("SSE", "SSE2", "SSE3"), "aarch64": ("NEON", "ASIMD"), "ppc64le": ("VSX2",),
-             "s390x": ("VX",), "riscv64": ()}
-_HOST_CPU: dict[str, str | None] = {"x86_64": None, "aarch64": "max", "ppc64le": "power10", "s390x": "max",
-                                    "riscv64": "rv64"}
+_BASELINE = {"x86_64": ("SSE", "SSE2", "SSE3"), "aarch64": ("NEON", "ASIMD"), "armhf": ("NEON",),
+             "ppc64le": ("VSX2",), "s390x": ("VX",), "riscv64": ()}
+_HOST_CPU: dict[str, str | None] = {"x86_64": None, "aarch64": "max", "armhf": "max", "ppc64le": "power10",
+                                    "s390x": "max", "riscv64": "rv64"}
 
 
 def _scenarios(t: Table) -> Iterator[set[str]]:

@@ -278,3 +278,32 @@ def test_project_features_file_end_to_end(tmp_path: Path) -> None:
     features.write_text(features.read_text().replace('"interest": 2000', '"interest": 2001'))
     assert "Regenerating build files" in b.ninja()
     assert b.probes() > 0
+
+
+FINE_PICKS = [("", "AVX512VL__AVX512VBMI"), ("AVX512VBMI", "VPCLMULQDQ__AVX512VL"),
+              ("AVX512VBMI VPCLMULQDQ", "AVX2_ISA"), ("AVX512VL AVX2_ISA", "AVX2"), ("AVX512VL F16C", "AVX2_ISA"),
+              ("AVX512VL AVX2_ISA F16C", "PCLMULQDQ"), ("AVX512VL AVX PCLMULQDQ", "SSE41"),
+              ("SSE41 PCLMULQDQ", "BASELINE")]
+FINE_MODELS = [("Haswell", "AVX2_ISA"), ("Haswell,-f16c", "AVX2_ISA"), ("SandyBridge", "PCLMULQDQ"),
+               ("Nehalem", "SSE41"), ("qemu64", "BASELINE")]
+
+
+@pytest.mark.skipif(os.uname().machine != "x86_64", reason="the kernels are x86 ones")
+def test_fine_targets_and_groups_build_and_dispatch(tmp_path: Path) -> None:
+    """@targets baseline (avx512vl avx512vbmi) (vpclmulqdq avx512vl) pclmulqdq avx2 avx2_isa sse41: each
+    version runs its own instructions, so a wrong pick dies with SIGILL; masks and CPU models choose."""
+    b = Build(tmp_path, project(tmp_path, "fine_targets"))
+    b.meson_cmd("setup", str(b.dir))
+    assert "picked" in b.meson_cmd("test", "-C", str(b.dir), "-v")
+    exe = str(b.dir / "fine")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CCOPT_")}
+    flags = set(Path("/proc/cpuinfo").read_text().split())
+    if {"avx512vl", "avx512vbmi", "vpclmulqdq", "avx512bw"} <= flags:
+        for masked, picked in FINE_PICKS:
+            masks = {**env, "CCOPT_DISABLE_CPU_FEATURES": masked}
+            out = subprocess.run([exe], capture_output=True, text=True, env=masks)
+            assert (out.returncode, out.stdout.split()) == (0, ["picked", picked]), masked
+    qemu = need("qemu-x86_64-static")
+    for cpu, picked in FINE_MODELS:
+        out = subprocess.run([qemu, "-cpu", cpu, exe], capture_output=True, text=True, env=env)
+        assert (out.returncode, out.stdout.split()) == (0, ["picked", picked]), cpu

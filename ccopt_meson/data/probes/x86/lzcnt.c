@@ -12,5 +12,5 @@ int ccopt_probe_lzcnt(const unsigned int *src, unsigned int *dst)
 #if defined(__x86_64__) || defined(_M_X64)
     dst[1] = (unsigned int)_lzcnt_u64(((unsigned long long)src[1] << 32) | src[2]);
 #endif
-    return (int)__lzcnt16((unsigned short)src[3]);
+    return (int)_lzcnt_u32(src[3] & 0xffffu);
 }

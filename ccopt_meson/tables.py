@@ -526,6 +526,13 @@ def _load_project(path: Path) -> dict[str, Any]:
             raise _project_error(path, f"unknown family '{fam}'{hint}; "
                                  f"known: {', '.join(families())}")
         features[fam] = [_project_feature(path, fam, r, schema, h, i) for i, r in enumerate(records)]
+    for fam, records in features.items():
+        names = {f["name"] for f in [*_raw_family(fam)["features"], *records]}
+        for r in records:
+            for dep in [*r["implies"], *(d for ov in r.get("overrides", ()) for d in ov.get("implies", ()))]:
+                if dep not in names:
+                    raise _project_error(path, f"{r['name']} implies '{dep}', not a feature of {fam}"
+                                         f"{did_you_mean(dep, names)}")
     out = {"path": str(path.resolve()), "features": features}
     known = {f["name"] for fam in families() for f in [*_raw_family(fam)["features"], *features.get(fam, ())]}
     out["groups"] = {name.upper(): _project_group(path, name, items, known)

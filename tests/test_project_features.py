@@ -80,6 +80,7 @@ BAD = [
     ({"features": {"x86": [_feature(name="AVX2")]}}, "AVX2 is already a feature of x86"),
     ({"features": {"x86": [_feature(probe="missing.c")]}}, "ZZ: cannot read probe 'missing.c'"),
     ({"features": {"x86": [_feature(flagz=[])]}}, "unknown key 'flagz'"),
+    ({"features": {"x86": [_feature(implies=["SSE5"])]}}, r"ZZ implies 'SSE5', not a feature of x86 \(did you mean"),
     ({"groups": {"g": ["AVX2", "AVX512VLL"]}}, r"group 'g': unknown feature 'AVX512VLL' \(did you mean 'AVX512VL'"),
     ({"groups": {"g": []}}, "group 'g' must be a name holding a non-empty list of targets"),
     ({"group": {}}, r"unknown key 'group' \(did you mean 'groups'\?\)"),

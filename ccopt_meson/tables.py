@@ -527,12 +527,19 @@ def _load_project(path: Path) -> dict[str, Any]:
                                  f"known: {', '.join(families())}")
         features[fam] = [_project_feature(path, fam, r, schema, h, i) for i, r in enumerate(records)]
     for fam, records in features.items():
-        names = {f["name"] for f in [*_raw_family(fam)["features"], *records]}
+        interest = {f["name"]: f["interest"] for f in [*_raw_family(fam)["features"], *records]}
+        names = set(interest)
         for r in records:
+            taken = [n for n, i in interest.items() if i == r["interest"] and n != r["name"]]
+            if taken:  # interest orders flags (later ones win conflicts) and targets: it must be a total order
+                raise _project_error(path, f"{r['name']}: interest {r['interest']} is {taken[0]}'s; pick another")
             for dep in [*r["implies"], *(d for ov in r.get("overrides", ()) for d in ov.get("implies", ()))]:
                 if dep not in names:
                     raise _project_error(path, f"{r['name']} implies '{dep}', not a feature of {fam}"
                                          f"{did_you_mean(dep, names)}")
+                if interest[dep] >= r["interest"]:
+                    raise _project_error(path, f"{r['name']} implies {dep}: its interest must be above "
+                                         f"{dep}'s ({interest[dep]})")
     out = {"path": str(path.resolve()), "features": features}
     known = {f["name"] for fam in families() for f in [*_raw_family(fam)["features"], *features.get(fam, ())]}
     out["groups"] = {name.upper(): _project_group(path, name, items, known)

@@ -81,6 +81,8 @@ BAD = [
     ({"features": {"x86": [_feature(probe="missing.c")]}}, "ZZ: cannot read probe 'missing.c'"),
     ({"features": {"x86": [_feature(flagz=[])]}}, "unknown key 'flagz'"),
     ({"features": {"x86": [_feature(implies=["SSE5"])]}}, r"ZZ implies 'SSE5', not a feature of x86 \(did you mean"),
+    ({"features": {"x86": [_feature(interest=130)]}}, "ZZ: interest 130 is AVX2's; pick another"),
+    ({"features": {"x86": [_feature(interest=15)]}}, r"ZZ implies SSE2: its interest must be above SSE2's \(20\)"),
     ({"groups": {"g": ["AVX2", "AVX512VLL"]}}, r"group 'g': unknown feature 'AVX512VLL' \(did you mean 'AVX512VL'"),
     ({"groups": {"g": []}}, "group 'g' must be a name holding a non-empty list of targets"),
     ({"group": {}}, r"unknown key 'group' \(did you mean 'groups'\?\)"),

@@ -46,6 +46,12 @@ def _compiler_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--build-dir", metavar="DIR", help="keep the feature cache in DIR")
     p.add_argument("--flush", action="store_true", help="delete the cache first, so everything is probed again")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
+    _features_file_option(p)
+
+
+def _features_file_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--features-file", metavar="FILE",
+                   help="a project's own features and target groups (JSON; see README 'Project features')")
 
 
 def _split(text: str, what: str) -> list[str]:
@@ -135,13 +141,14 @@ def cmd_detect(ns: argparse.Namespace) -> int:
 
 
 def explain_feature(det: Detection, name: str) -> dict[str, Any]:
-    from .tables import family_of
+    from .tables import families_of
 
     name = name.strip().upper()
     feat = det.to_json()["features"].get(name)
     if feat is None:
+        fam = _article(" and ".join(families_of(name)) or "another architecture")
         return {"name": name, "supported": False, "status": "foreign",
-                "reason": f"{name} is {_article(family_of(name) or '')} feature; this compiler targets {det.arch}"}
+                "reason": f"{name} is {fam} feature; this compiler targets {det.arch}"}
     status = ("baseline" if name in det.baseline else
               "dispatch" if name in det.dispatch else
               "available" if feat["supported"] else "unsupported")
@@ -193,7 +200,7 @@ def cmd_explain(ns: argparse.Namespace) -> int:
 
 def cmd_features(ns: argparse.Namespace) -> int:
     from .host import machine_name
-    from .tables import compilers_data, machine_by_name, table_for
+    from .tables import compilers_data, families_of, machine_by_name, table_for
 
     machine = machine_by_name(ns.arch or machine_name()).name
     table = table_for(machine, ns.compiler_id)
@@ -201,6 +208,7 @@ def cmd_features(ns: argparse.Namespace) -> int:
     rows: dict[str, dict[str, Any]] = {
         n: {"interest": f.interest, "implies": list(f.implies), "flags": list(f.flags),
             "closure_flags": table.flags_for([n]), "group": list(f.group), "disabled": f.disabled,
+            "runtime": dict(f.runtime), "families": list(families_of(n)),
             "flags_by_compiler": {c: None if t.get(n).disabled else list(t.get(n).flags) for c, t in others.items()}}
         for n, f in table.features.items()}
     if ns.json:
@@ -209,7 +217,7 @@ def cmd_features(ns: argparse.Namespace) -> int:
     print(f"{machine} features for {ns.compiler_id} (min: {' '.join(table.machine.min) or 'none'})")
     for n, r in rows.items():
         state = f"disabled: {r['disabled']}" if r["disabled"] else " ".join(r["flags"]) or "(no own flags)"
-        print(f"  {n:<12} {r['interest']:>4}  implies {' '.join(r['implies']) or '-':<24} {state}")
+        print(f"  {n:<16} {r['interest']:>4}  implies {' '.join(r['implies']) or '-':<24} {state}")
     return 0
 
 
@@ -287,6 +295,7 @@ def _features_parser(p: argparse.ArgumentParser) -> None:
     p.add_argument("--arch", help="x86_64, x86, aarch64, armhf, ppc64le, ppc64, s390x, riscv64, loongarch64")
     p.add_argument("--compiler-id", default="gcc")
     p.add_argument("--json", action="store_true")
+    _features_file_option(p)
 
 
 def _builddir_parser(p: argparse.ArgumentParser) -> None:
@@ -443,6 +452,10 @@ def _main(args: list[str]) -> int:
             return run_setup(args[1:])
         only = args[0] if args and args[0] in COMMANDS else None
         ns = build_parser(only).parse_args(_attach_values(args))
+        if getattr(ns, "features_file", None):
+            from .tables import use_project_file
+
+            use_project_file(ns.features_file)
         return COMMANDS[ns.command][2](ns)
     except CcoptError as exc:
         print(f"ccopt-meson: error: {_one_line(str(exc))}", file=sys.stderr)

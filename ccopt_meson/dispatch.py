@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import NamedTuple, Sequence
 
 from . import fsio
-from .errors import DispatchSourceError, InputError, did_you_mean
+from .errors import DispatchSourceError, InputError, did_you_mean, unknown_names
 from .records import Detection
-from .tables import Table, all_feature_names, family_of, table_for
+from .tables import Table, all_feature_names, families_of, table_for, target_groups
 
 __all__ = ["POLICIES", "Statement", "parse_text", "parse_file", "render_statement", "Target", "select", "target_name"]
 
@@ -80,6 +80,7 @@ def parse_text(text: str, where: str = "<source>") -> Statement:
     targets: list[tuple[str, ...]] = []
     group: list[str] | None = None
     known = all_feature_names()
+    unknown: list[tuple[str, str]] = []
     for tok in tokens:
         up = tok.upper()
         if tok == "(":
@@ -107,12 +108,18 @@ def parse_text(text: str, where: str = "<source>") -> Statement:
                 raise _fail(where, line, f"unknown policy '{_show(tok)}'{hint}; valid: {valid}")
             policies.add(name)
         elif tok.startswith("#"):
-            raise _fail(where, line, f"target groups ('{_show(tok)}') are not supported; list the targets")
+            if group is not None:
+                raise _fail(where, line, f"target group '{_show(tok)}' cannot be part of a '(' group")
+            if up[1:] not in target_groups():
+                hint = did_you_mean(up, [f"#{g}" for g in target_groups()])
+                raise _fail(where, line, f"unknown target group '{_show(tok)}'{hint}; groups are defined in the "
+                                         "project's features file (the 'features-file' option)")
+            targets.extend(target_groups()[up[1:]])
         elif tok[0] in "+-":
             raise _fail(where, line, f"'{_show(tok)}': '+' and '-' are not allowed in @targets")
         elif re.fullmatch(r"[A-Za-z0-9_]+", tok):
             if up not in known:
-                raise _fail(where, line, f"unknown target '{_show(tok)}'{did_you_mean(up, known)}")
+                unknown.append((_show(tok), up))
             if group is not None:
                 group.append(up)
             else:
@@ -121,6 +128,8 @@ def parse_text(text: str, where: str = "<source>") -> Statement:
             raise _fail(where, line, f"invalid token '{_show(tok)}' in @targets")
     if group is not None:
         raise _fail(where, line, "'(' is not closed in @targets")
+    if unknown:
+        raise _fail(where, line, unknown_names(unknown, known, "target"))
     return Statement(baseline, tuple(dict.fromkeys(targets)), frozenset(policies), line)
 
 
@@ -202,7 +211,7 @@ def _choose(st: Statement, det: Detection, table: Table) -> list[tuple[str, ...]
     family = table.machine.family
     chosen: list[tuple[str, ...]] = []
     for t in st.targets:
-        if any(family_of(n) != family for n in t) or not all(n in enabled for n in t):
+        if any(family not in families_of(n) for n in t) or not all(n in enabled for n in t):
             continue
         # drop members implied by another member ("ahead"); if all imply each other keep the highest
         ahead = [n for n in t if not any(m != n and n in table.closure([m]) for m in t)]

@@ -22,13 +22,14 @@ flushes before starting Meson, and ``CCOPT_FLUSH=1`` forces a flush anywhere.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import sys
 from pathlib import Path
 from typing import NamedTuple, Sequence
 
-from . import cache, dispatch, emit, fsio, pipeline
+from . import cache, dispatch, emit, emit_runtime, fsio, pipeline, tables
 from .errors import InputError
 from .records import Detection, Request
 
@@ -36,6 +37,9 @@ __all__ = ["ConfigureOptions", "TargetsOptions", "configure", "targets", "run_se
            "parent_argv", "is_build_dir", "mark_for_reconfigure", "check_field", "RESERVED_HEADERS"]
 
 FLUSH_FLAGS = ("--reconfigure", "--wipe", "--clearcache")
+# Written by configure beside the cache: which project features file the build uses, for `targets`
+# (a process of its own).  It names a file only; its content is read and validated like the tables.
+PROJECT_NOTE = "ccopt-project.json"
 # Headers the subproject itself provides: a generated <source>.h must never shadow them.
 RESERVED_HEADERS = frozenset({"ccopt_config.h", "ccopt_dispatch.h", "ccopt_cpu.h", "ccopt_cpu_table.h"})
 _UNSAFE = re.compile(r"[\x00-\x1f\x7f]")
@@ -129,8 +133,12 @@ def configure(req: Request, opts: ConfigureOptions) -> int:
     flush = opts.flush or explicit_reconfigure(parent_argv())
     cache_dir = opts.build_dir or opts.output_dir
     det = pipeline.detect(req, build_dir=cache_dir, flush_first=flush)
+    project = tables.project_file()
+    fsio.atomic_write(cache_dir / PROJECT_NOTE,
+                      json.dumps({"generator": fsio.MARK, "features_file": str(project) if project else None}) + "\n")
     if opts.write_config:
         emit.write_if_changed(opts.output_dir / "ccopt_config.h", emit.config_header(det))
+        emit_runtime.write_table(opts.output_dir)  # what ccopt_cpu.c walks: never a stale checked-in copy
     for note in det.notes:  # stdout is for meson.build; notes land in meson-log.txt
         print(f"ccopt-meson: note: {note}", file=sys.stderr)
     lines = _configure_lines(det, cache.cache_path(cache_dir, req.lang))
@@ -174,6 +182,7 @@ def targets(opts: TargetsOptions) -> int:
     One process for all sources of a project: every helper start costs a Python start-up
     on every (re)configure.
     """
+    _use_project_note(opts.feature_file.parent / PROJECT_NOTE)
     det = _read_feature_file(opts.feature_file)
     out_dir = opts.output_dir or _caller_build_dir()
     for source in opts.sources:
@@ -193,6 +202,19 @@ def targets(opts: TargetsOptions) -> int:
                   for t in chosen]
     sys.stdout.write("".join(lines))
     return 0
+
+
+def _use_project_note(note: Path) -> None:
+    """Load the project features file configure used (none when there is no note: built-in tables)."""
+    try:
+        doc = json.loads(fsio.read_bounded(note, 1 << 16, "project note"))
+    except (FileNotFoundError, NotADirectoryError):
+        return
+    except (InputError, ValueError) as exc:
+        raise InputError(f"{note.name} is unreadable ({exc}); configure the project again") from exc
+    path = doc.get("features_file") if isinstance(doc, dict) and doc.get("generator") == fsio.MARK else None
+    if isinstance(path, str):
+        tables.use_project_file(path)
 
 
 def _caller_build_dir() -> Path:

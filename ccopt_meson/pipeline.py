@@ -18,7 +18,7 @@ from . import cache
 from .errors import CompilerError, InputError
 from .records import DEFAULT_BASELINE, DEFAULT_DISPATCH, CompilerInfo, Detection, Outcome, Policy, Probed, Request
 from .resolve import SPECIAL, Token, evaluate, render_tokens, resolve, tokenize, uses
-from .tables import Table, compiler_spec, family_of, machines, native_flags_anywhere, picks_cpu
+from .tables import Table, compiler_spec, families_of, machines, native_flags_anywhere, picks_cpu
 
 if TYPE_CHECKING:  # the probe stage (subprocess, threads, tempfiles) is imported on a cache miss only
     from .compiler import Compiler
@@ -184,7 +184,7 @@ def _probe(req: Request, seed: Probed | None, runner: Runner | None) -> tuple[Pr
         detected = tuple(seed.detected) if seed else tuple(sorted(_enabled_by(table, dict(cc.macros))))  # type: ignore[union-attr]
         partial = Probed(arch, cid, version, {}, detected, tuple(sorted(native)))
         base_sel, disp_sel = _selection(req, table, partial, [])
-        explain = {n.upper() for n in req.explain if family_of(n.upper()) == table.machine.family}
+        explain = {n.upper() for n in req.explain if table.machine.family in families_of(n.upper())}
         outcomes = probe_features(session, table, base_sel | disp_sel | explain, seed.outcomes if seed else {})
         return partial._replace(outcomes=outcomes), scratch.processes
 

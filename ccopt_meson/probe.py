@@ -470,13 +470,15 @@ class Session:
     def write_unit(self, probes: Iterable[Path]) -> tuple[Path, list[str]]:
         """A translation unit including every probe, and the flags that make it find them.
 
-        Probes are included by their name under the probe directory (``x86/avx2.c``), which is
-        ours and safe to quote; the directory itself, which may hold any character, is passed
-        as an argument (``-I``), never written into C source.
+        Probes are included by a name of ours (``x86/avx2.c``; a project probe by its file name),
+        which is safe to quote; the directories, which may hold any character, are passed as
+        arguments (``-I``), never written into C source.
         """
+        refs = [probe_ref(p) for p in probes]
         src = self._next(".c")
-        src.write_text("".join(f'#include "{p.relative_to(PROBES_DIR).as_posix()}"\n' for p in probes))
-        return src, [str(self.driver["include"]).format(str(PROBES_DIR))]
+        src.write_text("".join(f'#include "{name}"\n' for name, _ in refs))
+        dirs = dict.fromkeys(str(d) for _, d in refs)
+        return src, [str(self.driver["include"]).format(d) for d in dirs]
 
     def check_trivial(self) -> None:
         """A compiler that cannot build an empty function is an error, not 'no features'."""
@@ -492,6 +494,14 @@ class Session:
 
 
 # --------------------------------------------------------------------------- the plan
+
+
+def probe_ref(probe: Path) -> tuple[str, Path]:
+    """(name to include, directory to put on the include path) of a probe source."""
+    try:
+        return probe.relative_to(PROBES_DIR).as_posix(), PROBES_DIR
+    except ValueError:  # a project's own probe: its file name is a feature name, lower case
+        return probe.name, probe.parent
 
 
 def _prune(table: Table, names: Iterable[str], outcomes: dict[str, Outcome]) -> None:
@@ -515,11 +525,11 @@ def _owners(table: Table, names: Iterable[str]) -> tuple[dict[str, str], dict[st
     flag_owner: dict[str, list[str]] = {}
     for n in names:
         if n in table.features:
-            probe_owner[table.features[n].probe.relative_to(PROBES_DIR).as_posix()] = n
+            probe_owner[probe_ref(table.features[n].probe)[0]] = n
             for f in table.features[n].flags:
                 flag_owner.setdefault(f, []).append(n)
         else:
-            probe_owner[table.extra_checks[n].probe.relative_to(PROBES_DIR).as_posix()] = n
+            probe_owner[probe_ref(table.extra_checks[n].probe)[0]] = n
     return probe_owner, flag_owner
 
 

@@ -118,14 +118,25 @@ class FakeCompiler:
 
     @staticmethod
     def _march_macros(argv: Sequence[str]) -> list[str]:
-        """What each ``+ext`` of an aarch64 ``-march=`` adds, as recorded from aarch64-linux-gnu-gcc 12."""
-        base = recorded("gcc12-aarch64-armv8.2-a-macros").lines()
+        """What each ``+ext`` of an aarch64 ``-march=`` adds, as recorded from aarch64-linux-gnu-gcc 12
+        (against the same base architecture where it was recorded, else against armv8.2-a)."""
         out: list[str] = []
-        for ext in (e for a in argv if a.startswith("-march=") for e in a.split("+")[1:]):
-            try:
-                out += sorted(recorded(f"gcc12-aarch64-armv8.2-a+{ext}-macros").lines() - base)
-            except LookupError:
-                pass
+        for head, *exts in (a[len("-march="):].split("+") for a in argv if a.startswith("-march=")):
+            if head not in ("armv8-a", "armv8.2-a"):
+                head = "armv8.2-a"
+            if head != "armv8-a":  # what the base architecture itself adds to the default's macros
+                default = recorded("gcc12-aarch64-macros").lines()
+                out += sorted(recorded(f"gcc12-aarch64-{head}-macros").lines() - default)
+            for ext in exts:
+                try:
+                    base = recorded(f"gcc12-aarch64-{head}-macros").lines()
+                    out += sorted(recorded(f"gcc12-aarch64-{head}+{ext}-macros").lines() - base)
+                except LookupError:
+                    try:
+                        base = recorded("gcc12-aarch64-armv8.2-a-macros").lines()
+                        out += sorted(recorded(f"gcc12-aarch64-armv8.2-a+{ext}-macros").lines() - base)
+                    except LookupError:
+                        pass
         return [line + "\n" for line in dict.fromkeys(out)]
 
     @staticmethod

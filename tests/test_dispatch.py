@@ -71,7 +71,7 @@ def test_comment_styles() -> None:
     ("/*@targets avx3 */", "src.c:1: unknown target 'avx3' (did you mean 'AVX' or 'VSX3' or 'AVX2'?)"),
     ("/*@targets (baseline) */", "src.c:1: 'baseline' cannot be part of a group"),
     ("/*@targets ($maxopt) */", "src.c:1: policy '$maxopt' cannot be part of a group"),
-    ("/*@targets #grp */", "src.c:1: target groups ('#grp') are not supported; list the targets"),
+    ("/*@targets #grp */", "src.c:1: unknown target group '#grp'; groups are defined in the project's features file"),
     ("/*@targets -avx2 */", "src.c:1: '-avx2': '+' and '-' are not allowed in @targets"),
 ])
 def test_malformed_statements(text: str, message: str) -> None:
@@ -103,10 +103,12 @@ def test_any_statement_parses_or_raises_our_error(body: str) -> None:
 def test_headers_compile_and_dispatch(doc: Detection, tmp_path: Path, gcc: str) -> None:
     """The generated headers plus ccopt_dispatch.h compile, and pick a target that exists."""
 
+    from ccopt_meson.emit_runtime import write_table
     from ccopt_meson.tables import DATA_DIR
 
     runtime = DATA_DIR.parent / "runtime"
     (tmp_path / "ccopt_config.h").write_text(config_header(doc))
+    write_table(tmp_path)
     targets = select(parse_text("/*@targets baseline sse42 avx2 */"), doc)
     (tmp_path / "k.dispatch.h").write_text(dispatch_header("k.dispatch.c", targets))
     (tmp_path / "main.c").write_text(
@@ -150,10 +152,12 @@ def test_target_flags_keep_the_baseline_march_extensions(fake: Callable[..., Any
 def test_no_fitting_version_and_no_baseline_aborts_with_a_message(doc: Detection, tmp_path: Path,
                                                                    gcc: str) -> None:
 
+    from ccopt_meson.emit_runtime import write_table
     from ccopt_meson.tables import DATA_DIR
 
     runtime = DATA_DIR.parent / "runtime"
     (tmp_path / "ccopt_config.h").write_text(config_header(doc))
+    write_table(tmp_path)
     targets = select(parse_text("/*@targets avx2 */"), doc)
     (tmp_path / "k.dispatch.h").write_text(dispatch_header("k.dispatch.c", targets))
     (tmp_path / "main.c").write_text(

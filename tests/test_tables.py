@@ -55,9 +55,14 @@ def test_interest_is_a_total_order(family: str) -> None:
     assert len(set(interests)) == len(interests)
 
 
-def test_names_are_unique_across_families() -> None:
-    names = [f["name"] for fam in tables.families() for f in tables._raw_family(fam)["features"]]
+@pytest.mark.parametrize("family", tables.families())
+def test_names_are_unique_in_a_family_and_found_in_each_of_theirs(family: str) -> None:
+    """A name may belong to several families (AES on x86 and arm): lookups return all of them."""
+    names = [f["name"] for f in tables._raw_family(family)["features"]]
     assert len(names) == len(set(names))
+    for name in names:
+        assert family in tables.families_of(name)
+    assert tables.families_of("NOT_A_FEATURE") == ()
 
 
 @pytest.mark.parametrize("machine", MACHINES)
@@ -171,3 +176,17 @@ def test_table_errors(tmp_path: Path) -> None:
     fails(lambda r: r["features"][0].update(name="vx"),
           "s390x.json.features[0].name: 'vx' does not match ^[A-Z][A-Z0-9_]*$")
     fails(lambda r: r["features"][0].pop("macros"), "s390x.json.features[0]: missing required key 'macros'")
+NUMPY_LEVELS = json.loads((Path(__file__).parent / "data" / "numpy_levels.json").read_text())
+
+
+@pytest.mark.parametrize("key", sorted(k for k in NUMPY_LEVELS if not k.startswith("_")))
+def test_numpy_levels_keep_their_meaning(key: str) -> None:
+    """A fine-grained feature never changes a numpy level: same flags (in order), same closure,
+    same run-time recipe, on every machine and compiler (recorded before the fine features existed)."""
+    machine, compiler_id, name = key.split()
+    t = tables.table_for(machine, compiler_id)
+    f = t.get(name)
+    got = {"flags": t.flags_for([name]), "closure": t.sort(t.closure([name])),
+           "runtime": {k: v for k, v in f.runtime.items() if k != "cpuinfo"},
+           "disabled": f.disabled, "macros": list(f.macros), "group": list(f.group)}
+    assert got == NUMPY_LEVELS[key]

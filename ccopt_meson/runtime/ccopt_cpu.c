@@ -4,6 +4,9 @@
  * this file is compiled for, each feature's detection recipe and the closure
  * of its implications.  See ccopt_cpu.h for the interface.
  */
+#if defined(__linux__) && !defined(_GNU_SOURCE)
+#define _GNU_SOURCE /* syscall() under -std=c99 */
+#endif
 #if defined(_MSC_VER) && !defined(_CRT_SECURE_NO_WARNINGS)
 #define _CRT_SECURE_NO_WARNINGS /* getenv() and fopen() are fine here */
 #endif
@@ -66,6 +69,32 @@
 #include <windows.h>
 #else
 #define CCOPT__WIN_PF 0
+#endif
+
+/* Linux hands out large XSTATE components (AMX tile data) only to processes
+ * that ask: until arch_prctl(ARCH_REQ_XCOMP_PERM) succeeds, the first tile
+ * instruction kills the process although CPUID and XCR0 report the feature.
+ * Other systems enable such state for every process. */
+#if CCOPT_CPU_USES_XCOMP_PERM && CCOPT__CPUID && defined(__linux__)
+#include <sys/syscall.h>
+#include <unistd.h>
+#define CCOPT__XCOMP_PERM 1
+#define CCOPT__ARCH_REQ_XCOMP_PERM 0x1023 /* <asm/prctl.h>, Linux 5.16 */
+/* Once granted, the kernel sizes every signal frame of the process for the tile
+ * data (as after oneDNN's or PyTorch's request), so a feature masked with
+ * CCOPT_DISABLE_CPU_FEATURES, or implying a masked one, is not requested. */
+static int ccopt__masked_by_env(const ccopt_cpu_recipe *r);
+static int ccopt__xcomp_perm(int component)
+{
+#if defined(SYS_arch_prctl)
+    return syscall(SYS_arch_prctl, CCOPT__ARCH_REQ_XCOMP_PERM, (unsigned long)component) == 0;
+#else
+    (void)component;
+    return 0;
+#endif
+}
+#else
+#define CCOPT__XCOMP_PERM 0
 #endif
 
 #if CCOPT__SYSCTL
@@ -220,6 +249,10 @@ static void ccopt__detect(unsigned char raw[CCOPT_CPU_MAX_FEATURE])
 #if CCOPT__CPUID
         if (!ok && r->cpuid)
             ok = ccopt__cpuid_ok(r, regs, xcr0);
+#endif
+#if CCOPT__XCOMP_PERM
+        if (ok && r->xcomp_perm != 0)
+            ok = !ccopt__masked_by_env(r) && ccopt__xcomp_perm(r->xcomp_perm);
 #endif
 #if CCOPT__AUXV
         if (!ok && r->auxv)
@@ -403,6 +436,24 @@ static const char *ccopt__env(const char *var)
     const char *value = getenv(var);
     return (value != NULL && ccopt__token(value, &n) != NULL) ? value : NULL;
 }
+
+#if CCOPT__XCOMP_PERM
+/* Whether CCOPT_DISABLE_CPU_FEATURES names the feature or one it implies. */
+static int ccopt__masked_by_env(const ccopt_cpu_recipe *r)
+{
+    const char *tok, *dis = ccopt__env("CCOPT_DISABLE_CPU_FEATURES");
+    size_t n;
+    int j;
+    for (tok = ccopt__token(dis ? dis : "", &n); tok != NULL; tok = ccopt__token(tok + n, &n)) {
+        if (ccopt__name_eq(tok, n, ccopt_cpu_names[r->id]))
+            return 1;
+        for (j = 0; j < r->implies_count; ++j)
+            if (ccopt__name_eq(tok, n, ccopt_cpu_names[ccopt_cpu_implies[r->implies_first + j]]))
+                return 1;
+    }
+    return 0;
+}
+#endif
 
 /* CCOPT_DISABLE_CPU_FEATURES / CCOPT_ENABLE_CPU_FEATURES, numpy's semantics:
  * clear features in `raw`; the closure then hides whatever implies them. */

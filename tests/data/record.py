@@ -57,12 +57,22 @@ SCENARIOS: dict[str, Scenario] = {
     # the s390x levels conflict (one -march wins), so the probe stage checks the lower levels' own macros
     "gcc12-s390x-arch11-macros": _dump("s390x-linux-gnu-gcc", "12", "-march=arch11", "-mzvector"),
     "gcc12-s390x-arch12-macros": _dump("s390x-linux-gnu-gcc", "12", "-march=arch12", "-mzvector"),
+    "gcc12-s390x-arch13-macros": _dump("s390x-linux-gnu-gcc", "12", "-march=arch13", "-mzvector"),
     # what each -march extension of the aarch64 table adds to the armv8.2-a macros
     "gcc12-aarch64-armv8.2-a-macros": _dump("aarch64-linux-gnu-gcc", "12", "-march=armv8.2-a"),
     "gcc12-aarch64-armv8.2-a+fp16-macros": _dump("aarch64-linux-gnu-gcc", "12", "-march=armv8.2-a+fp16"),
     "gcc12-aarch64-armv8.2-a+dotprod-macros": _dump("aarch64-linux-gnu-gcc", "12", "-march=armv8.2-a+dotprod"),
     "gcc12-aarch64-armv8.2-a+fp16fml-macros": _dump("aarch64-linux-gnu-gcc", "12", "-march=armv8.2-a+fp16fml"),
     "gcc12-aarch64-armv8.2-a+sve-macros": _dump("aarch64-linux-gnu-gcc", "12", "-march=armv8.2-a+sve"),
+    "gcc12-aarch64-armv8-a-macros": _dump("aarch64-linux-gnu-gcc", "12", "-march=armv8-a"),
+    "gcc12-aarch64-armv8-a+crc-macros": _dump("aarch64-linux-gnu-gcc", "12", "-march=armv8-a+crc"),
+    "gcc12-aarch64-armv8-a+crypto-macros": _dump("aarch64-linux-gnu-gcc", "12", "-march=armv8-a+crypto"),
+    "gcc12-aarch64-armv8.2-a+crc-macros": _dump("aarch64-linux-gnu-gcc", "12", "-march=armv8.2-a+crc"),
+    "gcc12-aarch64-armv8.2-a+crypto-macros": _dump("aarch64-linux-gnu-gcc", "12", "-march=armv8.2-a+crypto"),
+    "gcc12-aarch64-armv8.2-a+sha3-macros": _dump("aarch64-linux-gnu-gcc", "12", "-march=armv8.2-a+sha3"),
+    "gcc12-aarch64-armv8.2-a+i8mm-macros": _dump("aarch64-linux-gnu-gcc", "12", "-march=armv8.2-a+i8mm"),
+    "gcc12-aarch64-armv8.2-a+bf16-macros": _dump("aarch64-linux-gnu-gcc", "12", "-march=armv8.2-a+bf16"),
+    "gcc12-aarch64-armv8.2-a+sve2-macros": _dump("aarch64-linux-gnu-gcc", "12", "-march=armv8.2-a+sve2"),
     # a probe that fails: AVX512F's intrinsics without its flag, RVV without the header gcc 12 lacks
     "gcc12-x86_64-avx512f-unsupported": Scenario("gcc", "12", probes=("x86/avx512f.c",)),
     "gcc12-riscv64-rvv-unsupported": Scenario("riscv64-linux-gnu-gcc", "12", ("-march=rv64gcv",),

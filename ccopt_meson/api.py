@@ -16,7 +16,7 @@ from . import cache
 from .compiler import Compiler, binary_identity, identify_id, machine_from_macros, macro_satisfied, version_from_macros
 from .errors import CompilerError, InputError
 from .resolve import SPECIAL, Token, evaluate, render, resolve, tokenize, uses
-from .tables import Table, compiler_spec, compilers_data, data_digest, family_of, machines, table_for
+from .tables import Table, compiler_spec, compilers_data, data_digest, families_of, machines, table_for
 
 if TYPE_CHECKING:  # the probe stage (subprocess, threads, tempfiles) is imported on a cache miss only
     from .probe import Outcome, Runner, Session
@@ -280,7 +280,7 @@ def detect(req: Request, build_dir: str | os.PathLike[str] | None = None, flush_
             detected = set(seed["detected"]) if seed else _enabled_by(table, dict(cc.macros))
             base_sel = evaluate(base_tokens, table, native, detected, notes, "cpu-baseline")
             disp_sel = evaluate(disp_tokens, table, native, detected, notes, "cpu-dispatch")
-            explain = {n.upper() for n in req.explain if family_of(n.upper()) == table.machine.family}
+            explain = {n.upper() for n in req.explain if table.machine.family in families_of(n.upper())}
             outcomes = probe_features(session, table, base_sel | disp_sel | explain, _known(seed, table))
             doc_detected = sorted(detected)
         doc = _document(req, cc, table, outcomes, base_sel, disp_sel, notes)

@@ -130,12 +130,12 @@ def cmd_detect(ns: argparse.Namespace) -> int:
 
 
 def explain_feature(doc: dict[str, Any], name: str) -> dict[str, Any]:
-    from .tables import family_of
+    from .tables import families_of
 
     name = name.upper()
     feat = doc["features"].get(name)
     if feat is None:
-        fam = family_of(name)
+        fam = " and ".join(families_of(name))
         return {"name": name, "supported": False, "status": "foreign",
                 "reason": f"{name} is a {fam} feature; this compiler targets {doc['arch']}"}
     status = ("baseline" if name in doc["baseline"]["names"] else

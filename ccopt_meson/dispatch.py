@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Mapping, NamedTuple, Sequence
 
 from .errors import DispatchSourceError, InputError, did_you_mean
-from .tables import Table, all_feature_names, family_of, table_for
+from .tables import Table, all_feature_names, families_of, table_for
 
 __all__ = ["POLICIES", "Statement", "parse_text", "parse_file", "render", "Target", "select", "target_name"]
 
@@ -210,7 +210,7 @@ def _choose(st: Statement, doc: Mapping[str, Any], table: Table) -> list[tuple[s
     family = table.machine.family
     chosen: list[tuple[str, ...]] = []
     for t in st.targets:
-        if any(family_of(n) != family for n in t) or not all(n in enabled for n in t):
+        if any(family not in families_of(n) for n in t) or not all(n in enabled for n in t):
             continue
         # drop members implied by another member ("ahead"); if all imply each other keep the highest
         ahead = [n for n in t if not any(m != n and n in table.closure([m]) for m in t)]

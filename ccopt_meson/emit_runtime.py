@@ -8,7 +8,10 @@ in ``ccopt_cpu.c``), holds the names and, for the one machine the compiler
 targets, the detection recipe of each feature and the transitive closure of
 its implications.  The C code never names a feature: it walks these arrays.
 
-Regenerate with ``python -m ccopt_meson.emit_runtime > ccopt_meson/runtime/ccopt_cpu_table.h``.
+Nothing is checked in: ``meson.build``'s ``configure`` run writes the header
+into the build directory (``write_table``), so a feature added to the tables is
+detected with no manual step.  Builds without Meson generate it with
+``python -m ccopt_meson.emit_runtime > ccopt_cpu_table.h`` beside their include path.
 """
 
 from __future__ import annotations
@@ -17,18 +20,19 @@ import re
 import sys
 import textwrap
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
-from .tables import Machine, Table, families, machines, table_for
+from .tables import Machine, Table, data_digest, families, machines, table_for
 
-__all__ = ["HEADER_NAME", "COMPILER_ID", "runtime_table_header", "feature_ids", "main"]
+__all__ = ["HEADER_NAME", "COMPILER_ID", "runtime_table_header", "feature_ids", "write_table", "main"]
 
 HEADER_NAME = "ccopt_cpu_table.h"
 # Runtime implications are hardware facts; GCC's table states them without the
 # per-compiler flag bundling (MSVC's /arch:AVX2 makes FMA3 imply AVX2, say).
 COMPILER_ID = "gcc"
 _REGS = ("eax", "ebx", "ecx", "edx")
-_METHODS = ("cpuid", "auxv", "sysctl", "win_pf")
+_METHODS = ("cpuid", "auxv", "sysctl", "win_pf", "xcomp_perm")
 # Microarchitecture levels (x86-64-v2 ...) are ordinary features named <ARCH>_V<n>.
 _LEVEL = re.compile(r"_V[0-9]+$")
 
@@ -52,7 +56,8 @@ def _first_tables() -> dict[str, Table]:
 def feature_ids() -> dict[str, int]:
     """Feature name -> enum value: family order, then interest order."""
     tables = _first_tables()
-    names = [n for fam in families() if fam in tables for n in tables[fam].features]
+    # a name several families share (AES) has one id: a build targets one machine only
+    names = dict.fromkeys(n for fam in families() if fam in tables for n in tables[fam].features)
     return {n: i for i, n in enumerate(names)}
 
 
@@ -102,6 +107,7 @@ class _Lines:
 
 def _emit_enum(out: _Lines, ids: Mapping[str, int]) -> None:
     tables = _first_tables()
+    done: list[str] = []
     out.add(
         "/* Feature ids: one enum for every family, in family order, then interest order. */",
         "enum ccopt_cpu_feature_id {",
@@ -111,7 +117,11 @@ def _emit_enum(out: _Lines, ids: Mapping[str, int]) -> None:
             continue
         out.add(f"    /* {fam} */")
         for name in tables[fam].features:
-            out.add(f"    CCOPT_CPU_{name} = {ids[name]},")
+            if ids[name] >= len(done):  # not yet emitted by an earlier family
+                out.add(f"    CCOPT_CPU_{name} = {ids[name]},")
+                done.append(name)
+            else:
+                out.add(f"    /* CCOPT_CPU_{name} = {ids[name]}, above */")
     out.add(f"    CCOPT_CPU_MAX_FEATURE = {len(ids)}", "};")
 
 
@@ -153,6 +163,7 @@ def _emit_common_data(out: _Lines, ids: Mapping[str, int]) -> None:
         "    unsigned long long hwcap, hwcap2; /* AT_HWCAP/AT_HWCAP2 bits that must all be set */",
         "    const char *sysctl;               /* macOS sysctlbyname() name, or NULL */",
         "    int win_pf;                       /* Windows IsProcessorFeaturePresent() id, or 0 */",
+        "    int xcomp_perm;                   /* Linux XSTATE component to request (arch_prctl), or 0 */",
         "    int implies_first, implies_count; /* slice of ccopt_cpu_implies: the closure */",
         "} ccopt_cpu_recipe;",
     )
@@ -184,13 +195,16 @@ class _MachineData:
         if "win_pf" in rt and win_pf <= 0:
             raise ValueError(f"{where}: win_pf must be positive")
         used = {"cpuid": "cpuid" in rt, "auxv": "hwcap" in rt or "hwcap2" in rt,
-                "sysctl": "sysctl" in rt, "win_pf": "win_pf" in rt}
+                "sysctl": "sysctl" in rt, "win_pf": "win_pf" in rt, "xcomp_perm": "xcomp_perm" in rt}
+        xcomp = rt.get("xcomp_perm", 0)
+        if "xcomp_perm" in rt and not 0 < xcomp < 64:
+            raise ValueError(f"{where}: xcomp_perm must be an XSTATE component number (1..63)")
         for key, flag in used.items():
             self.uses[key] = self.uses[key] or flag
         sysctl = _c_string(rt["sysctl"]) if "sysctl" in rt else "NULL"
         row = (f"CCOPT_CPU_{name}, CCOPT_CPU_BASE_{name}, {int(bool(rt.get('always')))}, {int(used['cpuid'])}, "
                f"{int(used['auxv'])}, {len(self.bits)}, {len(cpuid_bits)}, 0x{rt.get('xcr0', 0):x}UL, "
-               f"0x{hwcap:x}ULL, 0x{hwcap2:x}ULL, {sysctl}, {win_pf}, {self.n_implies}, {len(closure)}")
+               f"0x{hwcap:x}ULL, 0x{hwcap2:x}ULL, {sysctl}, {win_pf}, {xcomp}, {self.n_implies}, {len(closure)}")
         notes = [f"{key} {_bit_list(rt[key])}" for key in ("hwcap", "hwcap2") if rt.get(key)]
         self.recipes.append(f"{{{row}}}, /* {name}{': ' + '; '.join(notes) if notes else ''} */")
         self.bits.extend(f"{{{self.leaves.index((b.leaf, b.subleaf))}, {b.reg}, {b.bit}}}, /* {name}: "
@@ -233,9 +247,9 @@ def _emit_machine(out: _Lines, data: _MachineData) -> None:
     _emit_array(out, "int", "ccopt_cpu_implies", "CCOPT_CPU_NIMPLIES", data.implies, "0,", data.n_implies)
     if data.recipes:
         out.add("/* id, baseline, always, cpuid, auxv, cpuid_first, cpuid_count, xcr0, hwcap, hwcap2, sysctl,",
-                " * win_pf, implies_first, implies_count */")
+                " * win_pf, xcomp_perm, implies_first, implies_count */")
     _emit_array(out, "ccopt_cpu_recipe", "ccopt_cpu_recipes", "CCOPT_CPU_NRECIPES", data.recipes,
-                "{0, 0, 0, 0, 0, 0, 0, 0x0UL, 0x0ULL, 0x0ULL, NULL, 0, 0, 0},")
+                "{0, 0, 0, 0, 0, 0, 0, 0x0UL, 0x0ULL, 0x0ULL, NULL, 0, 0, 0, 0},")
     _emit_array(out, "int", "ccopt_cpu_levels", "CCOPT_CPU_NLEVELS", data.levels, "0,")
 
 
@@ -255,6 +269,7 @@ def runtime_table_header() -> str:
         "/* ccopt_cpu_table.h: CPU feature ids, names and runtime detection recipes.",
         " *",
         " * Generated by `python -m ccopt_meson.emit_runtime` from ccopt_meson/data/features/<family>.json.",
+        f" * Tables: {_stamp()}",
         " * Do not edit: change the tables and regenerate.  Include ccopt_cpu.h instead of this file.",
         " */",
         "#ifndef CCOPT_CPU_TABLE_H",
@@ -281,6 +296,29 @@ def runtime_table_header() -> str:
     _emit_machine(out, _MachineData("unknown"))
     out.add("#endif", "", "#endif /* CCOPT_CPU_TABLE_DATA */")
     return "\n".join(out.lines) + "\n"
+
+
+def _stamp() -> str:
+    return f"sha256 {data_digest()}"
+
+
+def write_table(directory: Path) -> bool:
+    """Write ``ccopt_cpu_table.h`` into ``directory`` unless it is already the current tables'.
+
+    Runs on every configure: a header stamped with the tables' digest is left alone
+    without being generated again (the digest is computed for the cache key anyway).
+    """
+    path = directory / HEADER_NAME
+    try:
+        with open(path, encoding="ascii", errors="replace") as fh:
+            head = fh.read(512)
+    except OSError:
+        head = ""
+    if f" * Tables: {_stamp()}\n" in head:
+        return False
+    from .cache import atomic_write
+
+    return atomic_write(path, runtime_table_header())
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -23,7 +23,7 @@ import sys
 from pathlib import Path
 from typing import Any, Sequence
 
-from . import api, cache, dispatch, emit
+from . import api, cache, dispatch, emit, emit_runtime
 from .errors import InputError
 
 __all__ = ["configure", "targets", "run_setup", "explicit_reconfigure", "parent_argv"]
@@ -75,6 +75,7 @@ def configure(ns: argparse.Namespace) -> int:
     doc = api.detect(request_from(ns, env_flags=False), build_dir=ns.build_dir or out_dir, flush_first=flush)
     if ns.write_config:
         emit.write_if_changed(out_dir / "ccopt_config.h", emit.config_header(doc))
+        emit_runtime.write_table(out_dir)  # what ccopt_cpu.c walks: never a stale checked-in copy
     for note in doc.get("notes", ()):  # stdout is for meson.build; notes land in meson-log.txt
         print(f"ccopt-meson: note: {note}", file=sys.stderr)
     path = cache.cache_path(ns.build_dir or out_dir, ns.lang)

@@ -15,7 +15,7 @@ import re
 from typing import Iterable, Mapping, NamedTuple, Sequence
 
 from .errors import InputError, did_you_mean
-from .tables import Table, all_feature_names, family_of
+from .tables import Table, all_feature_names, families_of
 
 __all__ = ["SPECIAL", "Token", "tokenize", "render", "uses", "evaluate", "Resolution", "resolve"]
 
@@ -88,7 +88,7 @@ def evaluate(tokens: Sequence[Token], table: Table, native: Iterable[str], detec
     for tok in tokens:
         if tok.word in specials:
             names = set(specials[tok.word])
-        elif family_of(tok.word) != table.machine.family:
+        elif table.machine.family not in families_of(tok.word):
             foreign.append(tok.word)
             continue
         else:

@@ -31,7 +31,7 @@ __all__ = [
     "machines",
     "machine_by_name",
     "all_feature_names",
-    "family_of",
+    "families_of",
     "compiler_spec",
     "compilers_data",
     "table_for",
@@ -221,18 +221,19 @@ def machine_by_name(name: str) -> Machine:
 
 @functools.cache
 @_checked
-def all_feature_names() -> Mapping[str, str]:
-    """Feature (and extra check) name -> family, over every table."""
-    out: dict[str, str] = {}
+def all_feature_names() -> Mapping[str, tuple[str, ...]]:
+    """Feature name -> every family that has it (AES is both x86's and arm's), over every table."""
+    out: dict[str, tuple[str, ...]] = {}
     for fam in families():
         raw = _raw_family(fam)
         for f in raw["features"]:
-            out[f["name"]] = fam
+            out[f["name"]] = (*out.get(f["name"], ()), fam)
     return out
 
 
-def family_of(name: str) -> str | None:
-    return all_feature_names().get(name)
+def families_of(name: str) -> tuple[str, ...]:
+    """The families a feature name belongs to; empty for a name no table has."""
+    return all_feature_names().get(name, ())
 
 
 @functools.cache

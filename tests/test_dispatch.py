@@ -118,10 +118,12 @@ def test_headers_compile_and_dispatch(doc: dict[str, Any], tmp_path: Path, gcc: 
     """The generated headers plus ccopt_dispatch.h compile, and pick a target that exists."""
     import subprocess
 
+    from ccopt_meson.emit_runtime import write_table
     from ccopt_meson.tables import DATA_DIR
 
     runtime = DATA_DIR.parent / "runtime"
     (tmp_path / "ccopt_config.h").write_text(config_header(doc))
+    write_table(tmp_path)
     targets = select(parse_text("/*@targets baseline sse42 avx2 */"), doc)
     (tmp_path / "k.dispatch.h").write_text(dispatch_header("k.dispatch.c", targets))
     (tmp_path / "main.c").write_text(
@@ -167,10 +169,12 @@ def test_no_fitting_version_and_no_baseline_aborts_with_a_message(doc: dict[str,
                                                                    gcc: str) -> None:
     import subprocess
 
+    from ccopt_meson.emit_runtime import write_table
     from ccopt_meson.tables import DATA_DIR
 
     runtime = DATA_DIR.parent / "runtime"
     (tmp_path / "ccopt_config.h").write_text(config_header(doc))
+    write_table(tmp_path)
     targets = select(parse_text("/*@targets avx2 */"), doc)
     (tmp_path / "k.dispatch.h").write_text(dispatch_header("k.dispatch.c", targets))
     (tmp_path / "main.c").write_text(

@@ -4,6 +4,9 @@
  * this file is compiled for, each feature's detection recipe and the closure
  * of its implications.  See ccopt_cpu.h for the interface.
  */
+#if defined(__linux__) && !defined(_GNU_SOURCE)
+#define _GNU_SOURCE /* syscall() under -std=c99 */
+#endif
 #if defined(_MSC_VER) && !defined(_CRT_SECURE_NO_WARNINGS)
 #define _CRT_SECURE_NO_WARNINGS /* getenv() and fopen() are fine here */
 #endif
@@ -66,6 +69,28 @@
 #include <windows.h>
 #else
 #define CCOPT__WIN_PF 0
+#endif
+
+/* Linux hands out large XSTATE components (AMX tile data) only to processes
+ * that ask: until arch_prctl(ARCH_REQ_XCOMP_PERM) succeeds, the first tile
+ * instruction kills the process although CPUID and XCR0 report the feature.
+ * Other systems enable such state for every process. */
+#if CCOPT_CPU_USES_XCOMP_PERM && CCOPT__CPUID && defined(__linux__)
+#include <sys/syscall.h>
+#include <unistd.h>
+#define CCOPT__XCOMP_PERM 1
+#define CCOPT__ARCH_REQ_XCOMP_PERM 0x1023 /* <asm/prctl.h>, Linux 5.16 */
+static int ccopt__xcomp_perm(int component)
+{
+#if defined(SYS_arch_prctl)
+    return syscall(SYS_arch_prctl, CCOPT__ARCH_REQ_XCOMP_PERM, (unsigned long)component) == 0;
+#else
+    (void)component;
+    return 0;
+#endif
+}
+#else
+#define CCOPT__XCOMP_PERM 0
 #endif
 
 #if CCOPT__SYSCTL
@@ -220,6 +245,10 @@ static void ccopt__detect(unsigned char raw[CCOPT_CPU_MAX_FEATURE])
 #if CCOPT__CPUID
         if (!ok && r->cpuid)
             ok = ccopt__cpuid_ok(r, regs, xcr0);
+#endif
+#if CCOPT__XCOMP_PERM
+        if (ok && r->xcomp_perm != 0)
+            ok = ccopt__xcomp_perm(r->xcomp_perm);
 #endif
 #if CCOPT__AUXV
         if (!ok && r->auxv)

@@ -29,14 +29,20 @@ ZNG_GROUP(usable_ssse3)
 ZNG_GROUP(usable_sse41)
 #include "sse42.dispatch.h"
 ZNG_GROUP(usable_sse42)
+#include "pclmulqdq.dispatch.h"
+ZNG_GROUP(usable_pclmulqdq)
 #include "avx2.dispatch.h"
 ZNG_GROUP(usable_avx2)
 #include "avx512.dispatch.h"
 ZNG_GROUP(usable_avx512)
 #include "avx512vnni.dispatch.h"
 ZNG_GROUP(usable_avx512vnni)
+#include "vpclmulqdq.dispatch.h"
+ZNG_GROUP(usable_vpclmulqdq)
 #include "neon.dispatch.h"
 ZNG_GROUP(usable_neon)
+#include "crc32.dispatch.h"
+ZNG_GROUP(usable_crc32)
 
 Z_INTERNAL void cpu_check_features(struct cpu_features *features) {
     memset(features, 0, sizeof(struct cpu_features));
@@ -48,16 +54,22 @@ Z_INTERNAL void cpu_check_features(struct cpu_features *features) {
         f->has_ssse3 = usable_ssse3();
         f->has_sse41 = usable_sse41();
         f->has_sse42 = usable_sse42();
+        f->has_pclmulqdq = usable_pclmulqdq();
         /* zlib-ng asks for AVX2 and BMI2 together: one target covers both */
         f->has_avx2 = f->has_bmi2 = usable_avx2();
         f->has_avx512_common = f->has_avx512f = f->has_avx512dq = f->has_avx512bw = f->has_avx512vl = usable_avx512();
         f->has_avx512vnni = usable_avx512vnni();
+        /* functable.c picks these only when has_pclmulqdq and has_avx512_common are set too */
+        f->has_vpclmulqdq = usable_vpclmulqdq();
         f->has_os_save_ymm = f->has_avx2;
         f->has_os_save_zmm = f->has_avx512_common;
     }
 #elif defined(ARM_FEATURES)
     features->arm.has_neon = usable_neon();
+    features->arm.has_crc32 = usable_crc32();
 #endif
-    (void)usable_sse2; (void)usable_ssse3; (void)usable_sse41; (void)usable_sse42; (void)usable_avx2;
-    (void)usable_avx512; (void)usable_avx512vnni; (void)usable_neon;
+    /* the other architecture's groups */
+    (void)usable_sse2; (void)usable_ssse3; (void)usable_sse41; (void)usable_sse42; (void)usable_pclmulqdq;
+    (void)usable_avx2; (void)usable_avx512; (void)usable_avx512vnni; (void)usable_vpclmulqdq;
+    (void)usable_neon; (void)usable_crc32;
 }

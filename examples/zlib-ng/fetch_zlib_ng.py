@@ -17,7 +17,9 @@ import subprocess
 import sys
 import tarfile
 import tempfile
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
 
 # The Python binding python-zlib-ng 1.1.0 vendors zlib-ng 2.3.3 (zlib license) under
 # src/zlib_ng/zlib-ng/: the complete C library, its CMake build and its tests.
@@ -64,8 +66,9 @@ def unpack(sdist: Path, dest: Path) -> None:
             for m in members:
                 m.name = m.name[len(INNER):] or "."
             kwargs = {"filter": "data"} if hasattr(tarfile, "data_filter") else {}
-            tar.extractall(tmp, members=members, **kwargs)  # noqa: S202 (paths are checked by the filter)
+            tar.extractall(tmp, members=members, **kwargs)  # "data" refuses absolute paths and links out
         (tmp / STAMP).write_text(SHA256 + "\n")
+        tmp.chmod(0o755)  # mkdtemp's 0700 would hide the tree from other users of the cache
         if dest.exists():
             shutil.rmtree(dest)
         os.replace(tmp, dest)
@@ -73,17 +76,31 @@ def unpack(sdist: Path, dest: Path) -> None:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+@contextmanager
+def locked(root: Path) -> Iterator[None]:
+    """One fetch at a time per cache (parallel test workers share it); no lock where fcntl is missing."""
+    try:
+        import fcntl
+    except ImportError:
+        yield
+        return
+    with open(root / ".lock", "w") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        yield
+
+
 def fetch(root: Path | None = None) -> Path:
     root = root or cache_dir()
     root.mkdir(parents=True, exist_ok=True)
     dest = root / UNPACKED
     stamp = dest / STAMP
-    if stamp.is_file() and stamp.read_text().strip() == SHA256 and (dest / "zlib-ng.h.in").is_file():
-        return dest
-    sdist = root / SDIST
-    if not sdist.is_file() or sha256(sdist) != SHA256:
-        download(sdist)
-    unpack(sdist, dest)
+    with locked(root):
+        if stamp.is_file() and stamp.read_text().strip() == SHA256 and (dest / "zlib-ng.h.in").is_file():
+            return dest
+        sdist = root / SDIST
+        if not sdist.is_file() or sha256(sdist) != SHA256:
+            download(sdist)
+        unpack(sdist, dest)
     return dest
 
 

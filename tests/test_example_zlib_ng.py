@@ -223,14 +223,15 @@ def test_aarch64_cross_build_under_qemu(tmp_path: Path, zlib_ng_src: Path) -> No
 
 
 # The predefined macros ccopt's flags add to those of zlib-ng's CMake flags, and those they lack,
-# per source; examples/zlib-ng/README.md explains each difference.  All other kernels: none.
+# per source; examples/zlib-ng/README.md explains each difference.  All other kernels, and every
+# aarch64 one (NEON and CRC32), get exactly zlib-ng's macros.
 SSE3_BASELINE = (["__SSE3__"], [])  # ccopt's default baseline 'min' on x86_64 is SSE SSE2 SSE3
 AVX512_LEVEL = (["__F16C__", "__FMA__"], ["__MMX__", "__tune_cascadelake__"])  # numpy's AVX512F; -mtune
 
 
-def expected_difference(source: str) -> tuple[list[str], list[str]]:
+def expected_difference(arch: str, source: str) -> tuple[list[str], list[str]]:
     name = Path(source).stem
-    if source.startswith("arch/generic/") or name.endswith("_sse2"):
+    if arch == "x86_64" and (source.startswith("arch/generic/") or name.endswith("_sse2")):
         return SSE3_BASELINE
     if "avx512" in name or "vpclmulqdq" in name:
         return AVX512_LEVEL
@@ -257,25 +258,39 @@ def compile_flags(build: Path, root: str) -> dict[str, list[str]]:
     return found
 
 
-@pytest.mark.skipif(not IS_X86_64, reason="the host is not x86_64")
-def test_kernel_macros_match_zlib_ngs_cmake(tmp_path: Path, zlib_ng_src: Path) -> None:
+# (compiler, CMake cache entries, Meson setup arguments) of each build compared
+COMPARED = {
+    "x86_64": ("gcc", [], []),
+    "aarch64": ("aarch64-linux-gnu-gcc", ["-DCMAKE_SYSTEM_NAME=Linux", "-DCMAKE_SYSTEM_PROCESSOR=aarch64"],
+                ["--cross-file", str(ROOT / "tests" / "cross" / "aarch64.ini")]),
+}
+
+
+@pytest.mark.parametrize("arch", list(COMPARED))
+def test_kernel_macros_match_zlib_ngs_cmake(tmp_path: Path, zlib_ng_src: Path, arch: str) -> None:
+    compiler, cmake_args, meson_args = COMPARED[arch]
+    if arch == "x86_64" and not IS_X86_64:
+        pytest.skip("the host is not x86_64")
     cmake = need("cmake")
-    gcc = need("gcc")
+    cc = need(compiler)
     cm = tmp_path / "cmake"
     run([cmake, "-S", str(zlib_ng_src), "-B", str(cm), "-DCMAKE_EXPORT_COMPILE_COMMANDS=ON", "-DBUILD_TESTING=OFF",
-         "-DZLIB_COMPAT=OFF", f"-DCMAKE_C_COMPILER={gcc}"])
+         "-DZLIB_COMPAT=OFF", f"-DCMAKE_C_COMPILER={cc}", *cmake_args])
     b = Build(tmp_path, example_copy(tmp_path))
-    b.meson_cmd("setup", f"-Dzlib-ng-src={zlib_ng_src}", "-Dgtest=disabled", str(b.dir))
+    if meson_args:
+        b.env.pop("CC")
+    b.meson_cmd("setup", f"-Dzlib-ng-src={zlib_ng_src}", "-Dgtest=disabled", *meson_args, str(b.dir))
     theirs = compile_flags(cm, str(zlib_ng_src))
     ours = compile_flags(b.dir, str(zlib_ng_src))
-    base = macros(gcc, [])
+    base = macros(cc, [])
     report = {}
     for source in sorted(ours):
         if source not in theirs:
             continue
-        a, c = macros(gcc, ours[source]), macros(gcc, theirs[source])
+        a, c = macros(cc, ours[source]), macros(cc, theirs[source])
         report[source] = (sorted((a - c) - base), sorted(c - a))
-    kernels = {s for s in theirs if s.startswith("arch/x86/") and not s.endswith("_features.c")}
+    kernels = {s for s in theirs if s.startswith(("arch/x86/", "arch/arm/")) and not s.endswith("_features.c")}
+    assert kernels, theirs
     assert kernels <= set(report), f"kernels zlib-ng's CMake builds and the example does not: {kernels - set(report)}"
-    unexplained = {s: d for s, d in report.items() if d != expected_difference(s)}
+    unexplained = {s: d for s, d in report.items() if d != expected_difference(arch, s)}
     assert not unexplained, f"(ccopt adds, ccopt lacks) not explained in the README: {unexplained}"

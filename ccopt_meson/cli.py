@@ -42,6 +42,12 @@ def _compiler_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--build-dir", metavar="DIR", help="keep the feature cache in DIR")
     p.add_argument("--flush", action="store_true", help="delete the cache first, so everything is probed again")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
+    _features_file_option(p)
+
+
+def _features_file_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--features-file", metavar="FILE",
+                   help="a project's own features and target groups (JSON; see README 'Project features')")
 
 
 def _split(text: str, what: str) -> list[str]:
@@ -165,7 +171,7 @@ def cmd_explain(ns: argparse.Namespace) -> int:
 
 
 def cmd_features(ns: argparse.Namespace) -> int:
-    from .tables import compilers_data, machine_by_name, table_for
+    from .tables import compilers_data, families_of, machine_by_name, table_for
 
     machine = machine_by_name(ns.arch or api.host_machine_name()).name
     table = table_for(machine, ns.compiler_id)
@@ -173,6 +179,7 @@ def cmd_features(ns: argparse.Namespace) -> int:
     rows: dict[str, dict[str, Any]] = {
         n: {"interest": f.interest, "implies": list(f.implies), "flags": list(f.flags),
             "closure_flags": table.flags_for([n]), "group": list(f.group), "disabled": f.disabled,
+            "runtime": dict(f.runtime), "families": list(families_of(n)),
             "flags_by_compiler": {c: None if t.get(n).disabled else list(t.get(n).flags) for c, t in others.items()}}
         for n, f in table.features.items()}
     if ns.json:
@@ -181,7 +188,7 @@ def cmd_features(ns: argparse.Namespace) -> int:
     print(f"{machine} features for {ns.compiler_id} (min: {' '.join(table.machine.min) or 'none'})")
     for n, r in rows.items():
         state = f"disabled: {r['disabled']}" if r["disabled"] else " ".join(r["flags"]) or "(no own flags)"
-        print(f"  {n:<12} {r['interest']:>4}  implies {' '.join(r['implies']) or '-':<24} {state}")
+        print(f"  {n:<16} {r['interest']:>4}  implies {' '.join(r['implies']) or '-':<24} {state}")
     return 0
 
 
@@ -242,6 +249,7 @@ def _features_parser(p: argparse.ArgumentParser) -> None:
     p.add_argument("--arch", help="x86_64, x86, aarch64, armhf, ppc64le, ppc64, s390x, riscv64, loongarch64")
     p.add_argument("--compiler-id", default="gcc")
     p.add_argument("--json", action="store_true")
+    _features_file_option(p)
 
 
 def _builddir_parser(p: argparse.ArgumentParser) -> None:
@@ -343,6 +351,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return run_setup(args[1:])
         only = args[0] if args and args[0] in COMMANDS else None
         ns = build_parser(only).parse_args(_attach_values(args))
+        if getattr(ns, "features_file", None):
+            from .tables import use_project_file
+
+            use_project_file(ns.features_file)
         return COMMANDS[ns.command][2](ns)
     except CcoptError as exc:
         print(f"ccopt-meson: error: {_one_line(str(exc))}", file=sys.stderr)

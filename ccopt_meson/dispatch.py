@@ -16,8 +16,8 @@ import re
 from pathlib import Path
 from typing import Any, Mapping, NamedTuple, Sequence
 
-from .errors import DispatchSourceError, InputError, did_you_mean
-from .tables import Table, all_feature_names, families_of, table_for
+from .errors import DispatchSourceError, InputError, did_you_mean, unknown_names
+from .tables import Table, all_feature_names, families_of, table_for, target_groups
 
 __all__ = ["POLICIES", "Statement", "parse_text", "parse_file", "render", "Target", "select", "target_name"]
 
@@ -71,6 +71,7 @@ def parse_text(text: str, where: str = "<source>") -> Statement:
     targets: list[tuple[str, ...]] = []
     group: list[str] | None = None
     known = all_feature_names()
+    unknown: list[tuple[str, str]] = []
     for tok in tokens:
         up = tok.upper()
         if tok == "(":
@@ -98,12 +99,18 @@ def parse_text(text: str, where: str = "<source>") -> Statement:
                 raise _fail(where, line, f"unknown policy '{tok}'{hint}; valid: {valid}")
             policies.add(name)
         elif tok.startswith("#"):
-            raise _fail(where, line, f"target groups ('{tok}') are not supported; list the targets")
+            if group is not None:
+                raise _fail(where, line, f"target group '{tok}' cannot be part of a '(' group")
+            if up[1:] not in target_groups():
+                hint = did_you_mean(up, [f"#{g}" for g in target_groups()])
+                raise _fail(where, line, f"unknown target group '{tok}'{hint}; groups are defined in the "
+                                         "project's features file (the 'features-file' option)")
+            targets.extend(target_groups()[up[1:]])
         elif tok[0] in "+-":
             raise _fail(where, line, f"'{tok}': '+' and '-' are not allowed in @targets")
         elif re.fullmatch(r"[A-Za-z0-9_]+", tok):
             if up not in known:
-                raise _fail(where, line, f"unknown target '{tok}'{did_you_mean(up, known)}")
+                unknown.append((tok[:40], up))
             if group is not None:
                 group.append(up)
             else:
@@ -112,6 +119,8 @@ def parse_text(text: str, where: str = "<source>") -> Statement:
             raise _fail(where, line, f"invalid token '{tok[:40]}' in @targets")
     if group is not None:
         raise _fail(where, line, "'(' is not closed in @targets")
+    if unknown:
+        raise _fail(where, line, unknown_names(unknown, known, "target"))
     return Statement(baseline, tuple(dict.fromkeys(targets)), frozenset(policies), line)
 
 

@@ -16,6 +16,7 @@ __all__ = [
     "CacheError",
     "DispatchSourceError",
     "did_you_mean",
+    "unknown_names",
 ]
 
 
@@ -52,3 +53,17 @@ def did_you_mean(word: str, choices: Iterable[str]) -> str:
     if not matches:
         return ""
     return " (did you mean " + " or ".join(f"'{m}'" for m in matches) + "?)"
+
+
+def unknown_names(shown: Iterable[tuple[str, str]], choices: Iterable[str], what: str) -> str:
+    """``unknown features 'avx3' (did you mean 'AVX2'?), 'foo' (no architecture has it)``: every
+    unknown name of one statement at once, each said to be a typo of a known name or unheard of.
+
+    ``shown`` holds (text as the user wrote it, for the message; upper-case name, to match).
+    """
+    pool = sorted(set(choices))
+    items = list(dict.fromkeys(shown))
+    parts = [f"'{text}'{did_you_mean(word, pool) or ' (no architecture has a feature of that name)'}"
+             for text, word in items[:10]]
+    more = f" and {len(items) - 10} more" if len(items) > 10 else ""
+    return f"unknown {what}{'s' if len(items) > 1 else ''} {', '.join(parts)}{more}"

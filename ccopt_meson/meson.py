@@ -17,18 +17,20 @@ flushes before starting Meson, and ``CCOPT_FLUSH=1`` forces a flush anywhere.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import re
 import sys
 from pathlib import Path
 from typing import Any, Sequence
 
-from . import api, cache, dispatch, emit, emit_runtime
+from . import api, cache, dispatch, emit, emit_runtime, tables
 from .errors import InputError
 
 __all__ = ["configure", "targets", "run_setup", "explicit_reconfigure", "parent_argv"]
 
 FLUSH_FLAGS = ("--reconfigure", "--wipe", "--clearcache")
+PROJECT_NOTE = "ccopt-project.json"
 
 
 def parent_argv() -> list[str] | None:
@@ -71,6 +73,9 @@ def configure(ns: argparse.Namespace) -> int:
     from .cli import request_from
 
     out_dir = Path(ns.output_dir)
+    # `targets` runs in a process of its own: it finds the project features file through this note
+    project = tables.project_file()
+    cache.atomic_write(out_dir / PROJECT_NOTE, json.dumps({"features_file": str(project) if project else None}) + "\n")
     flush = ns.flush or explicit_reconfigure(parent_argv())
     doc = api.detect(request_from(ns, env_flags=False), build_dir=ns.build_dir or out_dir, flush_first=flush)
     if ns.write_config:
@@ -100,6 +105,7 @@ def targets(ns: argparse.Namespace) -> int:
     One process for all sources of a project: every helper start costs a Python start-up
     on every (re)configure.
     """
+    _use_project_note(Path(ns.feature_file).parent / PROJECT_NOTE)
     doc = _read_feature_file(Path(ns.feature_file))
     out_dir = Path(ns.output_dir) if ns.output_dir else _caller_build_dir()
     lines: list[str] = []
@@ -115,6 +121,15 @@ def targets(ns: argparse.Namespace) -> int:
         lines += [f"{_library_name(source, t.name, taken)}\t{source}\t{' '.join(t.args)}\n" for t in chosen]
     sys.stdout.write("".join(lines))
     return 0
+
+
+def _use_project_note(note: Path) -> None:
+    try:
+        path = json.loads(note.read_text(encoding="utf-8")).get("features_file")
+    except (OSError, ValueError, AttributeError):
+        return  # configured without one (or by an older helper)
+    if path:
+        tables.use_project_file(path)
 
 
 def _caller_build_dir() -> Path:

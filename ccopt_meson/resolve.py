@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from typing import Iterable, Mapping, NamedTuple, Sequence
 
-from .errors import InputError, did_you_mean
+from .errors import InputError, unknown_names
 from .tables import Table, all_feature_names, families_of
 
 __all__ = ["SPECIAL", "Token", "tokenize", "render", "uses", "evaluate", "Resolution", "resolve"]
@@ -44,6 +44,7 @@ def tokenize(text: str, option: str) -> list[Token]:
     if not parts:
         raise InputError(f"{option}: '{_show(text)}' holds only separators; use 'none' to select no features")
     tokens: list[Token] = []
+    unknown: list[tuple[str, str]] = []
     op: str | None = None
     for part in parts:
         if part in "+-":
@@ -58,12 +59,14 @@ def tokenize(text: str, option: str) -> list[Token]:
             )
         word = part.upper()
         if word not in SPECIAL and word not in all_feature_names():
-            hint = did_you_mean(word, [*all_feature_names(), *SPECIAL])
-            raise InputError(f"{option}: unknown feature '{_show(part)}'{hint}; 'ccopt-meson features' lists them")
+            unknown.append((_show(part), word))
         tokens.append(Token(op or "+", word))
         op = None
     if op is not None:
         raise InputError(f"{option}: '{op}' at the end must be followed by a feature name")
+    if unknown:
+        names = unknown_names(unknown, [*all_feature_names(), *SPECIAL], "feature")
+        raise InputError(f"{option}: {names}; 'ccopt-meson features' lists them")
     return tokens
 
 

@@ -6,6 +6,11 @@ Per-compiler facts (flag style, driver syntax, policy flags) live in
 ``data/compilers.json``.  This module loads them, applies the per-machine and
 per-compiler ``overrides`` and answers graph questions (closure, ordering, flag
 merging).  It never names a feature: adding one is a data change.
+
+A project adds its own features and named target groups with a features file
+(``use_project_file``): the same feature schema plus a ``probe`` path relative to
+the file, and ``groups`` usable as ``#name`` in ``@targets``.  They join the
+built-in tables for the rest of the process.
 """
 
 from __future__ import annotations
@@ -38,6 +43,9 @@ __all__ = [
     "normalize_flags",
     "data_digest",
     "validate_schema",
+    "use_project_file",
+    "project_file",
+    "target_groups",
 ]
 
 DATA_DIR = Path(__file__).resolve().parent / "data"
@@ -61,9 +69,12 @@ class Feature(NamedTuple):
     extra_checks: tuple[str, ...]
     disabled: str | None
     runtime: Mapping[str, Any] = {}  # never mutated
+    probe_file: str = ""  # a project feature's own probe source (absolute)
 
     @property
     def probe(self) -> Path:
+        if self.probe_file:
+            return Path(self.probe_file)
         return PROBES_DIR / self.family / f"{self.name.lower()}.c"
 
 
@@ -225,10 +236,14 @@ def all_feature_names() -> Mapping[str, tuple[str, ...]]:
     """Feature name -> every family that has it (AES is both x86's and arm's), over every table."""
     out: dict[str, tuple[str, ...]] = {}
     for fam in families():
-        raw = _raw_family(fam)
-        for f in raw["features"]:
+        for f in _features_of(fam):
             out[f["name"]] = (*out.get(f["name"], ()), fam)
     return out
+
+
+def _features_of(family: str) -> list[Mapping[str, Any]]:
+    """The raw feature records of a family: the built-in table's, then the project's."""
+    return [*_raw_family(family)["features"], *_PROJECT.get("features", {}).get(family, ())]
 
 
 def families_of(name: str) -> tuple[str, ...]:
@@ -293,6 +308,7 @@ def _build_feature(
         extra_checks=tuple(raw.get("extra_checks", ())),
         disabled=cur["disable"],
         runtime=runtime,
+        probe_file=raw.get("probe", ""),
     )
 
 
@@ -364,7 +380,7 @@ def _table_for(machine_name: str, compiler_id: str) -> Table:
     raw = _raw_family(machine.family)
     spec = compiler_spec(compiler_id)
     family_reason = raw["unsupported_styles"].get(spec.style)
-    feats = [_build_feature(f, machine.family, machine.name, spec, family_reason) for f in raw["features"]]
+    feats = [_build_feature(f, machine.family, machine.name, spec, family_reason) for f in _features_of(machine.family)]
     feats.sort(key=lambda f: (f.interest, f.name))
     extras = {e["name"]: ExtraCheck(e["name"], machine.family, e["feature"]) for e in raw["extra_checks"]}
     conflicts = tuple(compilers_data()["flag_conflicts"].get(spec.style, ()))
@@ -455,4 +471,98 @@ def data_digest() -> str:
     for rel, full in files:  # os.walk and open: this runs on every cache hit, so no pathlib
         with open(full, "rb") as fh:
             h.update(rel.encode() + b"\0" + fh.read() + b"\0")
+    h.update(_PROJECT.get("digest", "").encode())
     return h.hexdigest()
+
+
+# --------------------------------------------------------------------------- project features
+
+_PROJECT: dict[str, Any] = {}  # what use_project_file loaded: path, digest, features by family, groups
+
+
+def project_file() -> Path | None:
+    """The project features file in use, if any."""
+    path = _PROJECT.get("path")
+    return Path(path) if path else None
+
+
+def target_groups() -> Mapping[str, tuple[tuple[str, ...], ...]]:
+    """Named target groups (``#name`` in ``@targets``) of the project features file."""
+    return _PROJECT.get("groups", {})  # type: ignore[no-any-return]
+
+
+def use_project_file(path: str | os.PathLike[str] | None) -> None:
+    """Add a project's features and target groups to the tables (None: built-in tables only)."""
+    _PROJECT.clear()
+    if path:
+        _PROJECT.update(_load_project(Path(path)))
+    for fn in (all_feature_names, _table_for, data_digest):
+        fn.cache_clear()
+
+
+def _project_error(path: Path, message: str) -> InputError:
+    return InputError(f"features file '{path}': {message}")
+
+
+def _load_project(path: Path) -> dict[str, Any]:
+    try:
+        text = path.read_bytes()
+        doc = json.loads(text)
+    except OSError as exc:
+        raise _project_error(path, f"cannot read it ({exc.strerror})") from exc
+    except ValueError as exc:
+        raise _project_error(path, f"not valid JSON: {exc}") from exc
+    if not isinstance(doc, dict) or set(doc) - {"comment", "features", "groups"}:
+        extra = sorted(set(doc) - {"comment", "features", "groups"}) if isinstance(doc, dict) else []
+        raise _project_error(path, "expected an object with 'features' and/or 'groups'"
+                             + (f"; unknown key '{extra[0]}'{did_you_mean(extra[0], ('FEATURES', 'GROUPS')).lower()}"
+                                if extra else ""))
+    schema = _read_json(DATA_DIR / "schema.json")
+    h = sha256(text)
+    features: dict[str, list[Mapping[str, Any]]] = {}
+    for fam, records in (doc.get("features") or {}).items():
+        if fam not in families():
+            hint = did_you_mean(fam, [f.upper() for f in families()]).lower()
+            raise _project_error(path, f"unknown family '{fam}'{hint}; "
+                                 f"known: {', '.join(families())}")
+        features[fam] = [_project_feature(path, fam, r, schema, h, i) for i, r in enumerate(records)]
+    out = {"path": str(path.resolve()), "features": features}
+    known = {f["name"] for fam in families() for f in [*_raw_family(fam)["features"], *features.get(fam, ())]}
+    out["groups"] = {name.upper(): _project_group(path, name, items, known)
+                     for name, items in (doc.get("groups") or {}).items()}
+    out["digest"] = h.hexdigest()
+    return out
+
+
+def _project_feature(path: Path, fam: str, raw: Any, schema: Mapping[str, Any], h: Any, i: int) -> dict[str, Any]:
+    where = f"{path.name}: features.{fam}[{i}]"
+    try:
+        validate_schema(raw, schema["definitions"]["feature"], schema["definitions"], where)
+    except TableError as exc:
+        raise InputError(str(exc)) from exc
+    name = raw["name"]
+    if any(f["name"] == name for f in _raw_family(fam)["features"]):
+        raise _project_error(path, f"{name} is already a feature of {fam}; pick another name")
+    if "probe" not in raw:
+        raise _project_error(path, f"{name} needs a 'probe': a C file, relative to the features file")
+    probe = (path.parent / raw["probe"]).resolve()
+    try:
+        h.update(name.encode() + b"\0" + probe.read_bytes() + b"\0")
+    except OSError as exc:
+        raise _project_error(path, f"{name}: cannot read probe '{raw['probe']}' ({exc.strerror})") from exc
+    return {**raw, "probe": str(probe)}
+
+
+def _project_group(path: Path, name: str, items: Any, known: set[str]) -> tuple[tuple[str, ...], ...]:
+    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name) or not isinstance(items, list) or not items:
+        raise _project_error(path, f"group '{name}' must be a name holding a non-empty list of targets")
+    out: list[tuple[str, ...]] = []
+    for item in items:
+        members = [item] if isinstance(item, str) else item
+        if not isinstance(members, list) or not members or not all(isinstance(m, str) for m in members):
+            raise _project_error(path, f"group '{name}': a target is a name or a list of names, got {item!r}")
+        for m in members:
+            if m.upper() not in known:
+                raise _project_error(path, f"group '{name}': unknown feature '{m}'{did_you_mean(m, known)}")
+        out.append(tuple(m.upper() for m in members))
+    return tuple(out)

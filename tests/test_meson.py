@@ -207,3 +207,74 @@ def test_debug_build_gets_no_maxopt(tmp_path: Path) -> None:
     b.ninja()
     dispatch_compiles = [line for line in b.log.read_text().splitlines() if "-DCCOPT_TARGET=" in line]
     assert dispatch_compiles and not any(" -O3" in line for line in dispatch_compiles)
+
+
+NEW_FEATURE = {"name": "ZZ_NEW", "interest": 9000, "implies": ["SSE2"], "headers": ["emmintrin.h"],
+               "macros": ["__SSE2__"], "flags": {"gnu": ["-msse2"]},
+               "runtime": {"*": {"cpuid": [[1, 0, "edx", 26]], "xcr0": 0, "cpuinfo": ["sse2"]}}}
+NEW_PROJECT = {
+    "meson.build": """project('new-feature', 'c', meson_version: '>=1.2.0')
+ccopt = subproject('ccopt-meson')
+ccopt_dep = dependency('ccopt')
+r = run_command(ccopt.get_variable('helper'), 'targets', files('k.dispatch.c'),
+                '--feature-file', ccopt.get_variable('feature_file'), check: true)
+libs = []
+foreach line : r.stdout().splitlines()
+  t = line.split('\\t')
+  libs += static_library(t[0], t[1], c_args: t[2].split(), dependencies: ccopt_dep)
+endforeach
+test('new', executable('new', 'main.c', link_with: libs, dependencies: ccopt_dep))
+""",
+    "k.dispatch.c": "/*@targets baseline zz_new */\n#include \"ccopt_dispatch.h\"\n"
+                    "int CCOPT_FN(k)(void) { return 1; }\n",
+    "main.c": """#include <stdio.h>
+#include <string.h>
+#include "k.dispatch.h"
+CCOPT_DISPATCH_DECLARE(int, k, (void))
+CCOPT_DISPATCH_DEFINE(int, k, (void), ())
+int main(void)
+{
+    printf("%s %d\\n", CCOPT_DISPATCH_TARGET_NAME(k), CCOPT_CPU_HAVE(ZZ_NEW));
+    return k() == 1 && strcmp(CCOPT_DISPATCH_TARGET_NAME(k), "ZZ_NEW") == 0 && CCOPT_CPU_HAVE(ZZ_NEW) ? 0 : 1;
+}
+""",
+}
+
+
+@pytest.mark.skipif(os.uname().machine != "x86_64", reason="the added feature is an x86_64 one")
+def test_a_feature_added_to_the_tables_is_detected_with_no_manual_step(tmp_path: Path) -> None:
+    """Adding a feature is only data: a table entry and a probe; the run-time table is generated."""
+    import json
+
+    src = tmp_path / "new"
+    for name, text in NEW_PROJECT.items():
+        (src / name).parent.mkdir(parents=True, exist_ok=True)
+        (src / name).write_text(text)
+    repo = src / "subprojects" / "ccopt-meson"
+    copy_repo(repo)
+    table = repo / "ccopt_meson" / "data" / "features" / "x86.json"
+    raw = json.loads(table.read_text())
+    raw["features"].append(NEW_FEATURE)
+    table.write_text(json.dumps(raw))
+    (repo / "ccopt_meson" / "data" / "probes" / "x86" / "zz_new.c").write_text(
+        "#include <emmintrin.h>\nint ccopt_probe_zz_new(const int *p);\n"
+        "int ccopt_probe_zz_new(const int *p) { return _mm_cvtsi128_si32(_mm_loadu_si128((const __m128i *)p)); }\n")
+    b = Build(tmp_path, src)
+    b.meson_cmd("setup", str(b.dir))
+    out = b.meson_cmd("test", "-C", str(b.dir), "-v")
+    assert "ZZ_NEW 1" in out
+
+
+@pytest.mark.skipif(os.uname().machine != "x86_64", reason="the project's own feature (ADX) is an x86 one")
+def test_project_features_file_end_to_end(tmp_path: Path) -> None:
+    """features-file: the project's ADX (its probe, its run-time bit) and its #carry / #simd_test groups."""
+    b = Build(tmp_path, project(tmp_path, "project_features"))
+    b.meson_cmd("setup", str(b.dir))
+    out = b.meson_cmd("test", "-C", str(b.dir), "-v")
+    has_adx = " adx" in Path("/proc/cpuinfo").read_text()
+    assert ("(ADX 1)" if has_adx else "(ADX 0)") in out
+    # the file is a regeneration dependency, and part of the cache key
+    features = b.src / "features" / "ccopt.json"
+    features.write_text(features.read_text().replace('"interest": 2000', '"interest": 2001'))
+    assert "Regenerating build files" in b.ninja()
+    assert b.probes() > 0

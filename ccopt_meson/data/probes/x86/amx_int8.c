@@ -1,5 +1,10 @@
 /* AMX_INT8: tile dot products of signed/unsigned bytes into 32-bit sums. */
 #include <immintrin.h>
+/* gcc's tile intrinsics are inline asm, which builds without the flag: check its macro too
+ * (clang's are builtins that check the target, and its macro is spelled __AMXTILE__) */
+#if defined(__GNUC__) && !defined(__clang__) && !defined(__AMX_INT8__)
+    #error "AMX_INT8 is not enabled"
+#endif
 
 int ccopt_probe_amx_int8(const void *config, unsigned char *buf);
 int ccopt_probe_amx_int8(const void *config, unsigned char *buf)

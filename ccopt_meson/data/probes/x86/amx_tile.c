@@ -1,5 +1,10 @@
 /* AMX_TILE: tile configuration, loads, stores and zeroing (x86_64 only). */
 #include <immintrin.h>
+/* gcc's tile intrinsics are inline asm, which builds without the flag: check its macro too
+ * (clang's are builtins that check the target, and its macro is spelled __AMXTILE__) */
+#if defined(__GNUC__) && !defined(__clang__) && !defined(__AMX_TILE__)
+    #error "AMX_TILE is not enabled"
+#endif
 
 int ccopt_probe_amx_tile(const void *config, unsigned char *buf);
 int ccopt_probe_amx_tile(const void *config, unsigned char *buf)

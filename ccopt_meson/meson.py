@@ -73,11 +73,11 @@ def configure(ns: argparse.Namespace) -> int:
     from .cli import request_from
 
     out_dir = Path(ns.output_dir)
+    flush = ns.flush or explicit_reconfigure(parent_argv())
+    doc = api.detect(request_from(ns, env_flags=False), build_dir=ns.build_dir or out_dir, flush_first=flush)
     # `targets` runs in a process of its own: it finds the project features file through this note
     project = tables.project_file()
     cache.atomic_write(out_dir / PROJECT_NOTE, json.dumps({"features_file": str(project) if project else None}) + "\n")
-    flush = ns.flush or explicit_reconfigure(parent_argv())
-    doc = api.detect(request_from(ns, env_flags=False), build_dir=ns.build_dir or out_dir, flush_first=flush)
     if ns.write_config:
         emit.write_if_changed(out_dir / "ccopt_config.h", emit.config_header(doc))
         emit_runtime.write_table(out_dir)  # what ccopt_cpu.c walks: never a stale checked-in copy

@@ -68,7 +68,7 @@ def test_comment_styles() -> None:
     ("/*@targets avx3 */", "src.c:1: unknown target 'avx3' (did you mean 'AVX' or 'VSX3' or 'AVX2'?)"),
     ("/*@targets (baseline) */", "src.c:1: 'baseline' cannot be part of a group"),
     ("/*@targets ($maxopt) */", "src.c:1: policy '$maxopt' cannot be part of a group"),
-    ("/*@targets #grp */", "src.c:1: target groups ('#grp') are not supported; list the targets"),
+    ("/*@targets #grp */", "src.c:1: unknown target group '#grp'; groups are defined in the project's features file"),
     ("/*@targets -avx2 */", "src.c:1: '-avx2': '+' and '-' are not allowed in @targets"),
 ])
 def test_malformed_statements(text: str, message: str) -> None:

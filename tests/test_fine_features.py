@@ -71,6 +71,13 @@ def test_gcc_supports_every_x86_feature(gcc: str) -> None:
     assert all(doc["features"][n]["supported"] for n in wanted)
 
 
+@pytest.mark.skipif(not IS_X86_64, reason="the host is not x86_64")
+def test_clang_supports_every_x86_feature_it_has_flags_for(clang: str) -> None:
+    doc = detect(Request(command=(clang,), dispatch="max"))
+    lacking = {n for (m, cc, n) in KNOWN if (m, cc) == ("x86_64", "clang")}
+    assert {n for n, f in doc["features"].items() if not f["supported"]} == lacking
+
+
 def test_aarch64_cross_gcc_supports_every_aarch64_feature() -> None:
     doc = detect(Request(command=(need("aarch64-linux-gnu-gcc"),), dispatch="max"))
     t = tables.table_for("aarch64", "gcc")

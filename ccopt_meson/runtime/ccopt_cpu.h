@@ -1,14 +1,17 @@
 /* ccopt_cpu.h: which CPU features the running machine has, for per-CPU dispatch.
  *
  * Compile ccopt_cpu.c into the program (C99; no other dependency) with the
- * build's baseline given as -DCCOPT_HAVE_<NAME> for each baseline feature.
+ * build's baseline given as -DCCOPT_HAVE_<NAME> for each baseline feature, and
+ * ccopt_cpu_table.h (generated from the feature tables at configure time, or by
+ * `python -m ccopt_meson.emit_runtime > ccopt_cpu_table.h`) on the include path.
  *
  *     if (ccopt_cpu_init() != 0)
  *         fprintf(stderr, "this build needs %s\n", ccopt_cpu_baseline_missing());
  *     if (CCOPT_CPU_HAVE(AVX2)) ...
  *
  * Detection: cpuid and XCR0 on x86 (AVX and AVX-512 count only when the OS
- * saves their registers); AT_HWCAP/AT_HWCAP2 on Linux (getauxval(), else
+ * saves their registers; AMX on Linux only once arch_prctl(ARCH_REQ_XCOMP_PERM)
+ * has granted this process the tile data); AT_HWCAP/AT_HWCAP2 on Linux (getauxval(), else
  * /proc/self/auxv); sysctlbyname() on macOS arm64; IsProcessorFeaturePresent()
  * on Windows arm64.  Elsewhere only features that are part of the
  * architecture (NEON on aarch64) are reported.

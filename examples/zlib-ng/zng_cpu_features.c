@@ -21,6 +21,7 @@
 /* One function per group: 1 when the running CPU runs the group's target (0 when not built). */
 #define ZNG_GROUP(NAME) static int NAME(void) { return 0 CCOPT_DISPATCH_FOREACH(ZNG__OR_CHECK, 0); }
 
+#if defined(X86_FEATURES)
 #include "sse2.dispatch.h"
 ZNG_GROUP(usable_sse2)
 #include "ssse3.dispatch.h"
@@ -39,10 +40,12 @@ ZNG_GROUP(usable_avx512)
 ZNG_GROUP(usable_avx512vnni)
 #include "vpclmulqdq.dispatch.h"
 ZNG_GROUP(usable_vpclmulqdq)
+#elif defined(ARM_FEATURES)
 #include "neon.dispatch.h"
 ZNG_GROUP(usable_neon)
 #include "crc32.dispatch.h"
 ZNG_GROUP(usable_crc32)
+#endif
 
 Z_INTERNAL void cpu_check_features(struct cpu_features *features) {
     memset(features, 0, sizeof(struct cpu_features));
@@ -68,8 +71,4 @@ Z_INTERNAL void cpu_check_features(struct cpu_features *features) {
     features->arm.has_neon = usable_neon();
     features->arm.has_crc32 = usable_crc32();
 #endif
-    /* the other architecture's groups */
-    (void)usable_sse2; (void)usable_ssse3; (void)usable_sse41; (void)usable_sse42; (void)usable_pclmulqdq;
-    (void)usable_avx2; (void)usable_avx512; (void)usable_avx512vnni; (void)usable_vpclmulqdq;
-    (void)usable_neon; (void)usable_crc32;
 }

@@ -3,7 +3,8 @@
 Grammar (numpy's): tokens separated by spaces or commas, case-insensitive;
 ``MIN``, ``MAX``, ``NATIVE``, ``DETECT``, ``NONE``, feature names; a ``+`` or
 ``-`` in front of one token adds or removes it (adding is the default), with or
-without spaces (``max-xop-fma4`` == ``max -xop -fma4``).  Removing a feature
+without spaces (``max-xop-fma4`` == ``max -xop -fma4``).  A group ``(a b)``, as
+in ``@targets``, stands for its members; a sign before it applies to each.  Removing a feature
 also removes every selected feature that implies it (Meson-era numpy).
 
 Pure: it works on token lists and on probe outcomes handed in by the caller.
@@ -40,16 +41,23 @@ def tokenize(text: str, option: str) -> list[Token]:
         raise InputError(f"{option}: expected a string, got {type(text).__name__}")
     if not text.strip():
         raise InputError(f"{option}: the expression is empty; use 'none' to select no features")
-    parts = [p for p in re.split(r"[\s,]+|([+-])", text) if p]
+    parts = [p for p in re.split(r"[\s,]+|([+()-])", text) if p]
     if not parts:
         raise InputError(f"{option}: '{_show(text)}' holds only separators; use 'none' to select no features")
     tokens: list[Token] = []
     unknown: list[tuple[str, str]] = []
     op: str | None = None
+    group: tuple[str, int] | None = None  # inside '( ... )': the sign of every member, where it began
     for part in parts:
+        if part in ("(", ")"):
+            group = _paren(part, op, group, tokens, option)
+            op = None
+            continue
         if part in "+-":
-            if op is not None:
-                raise InputError(f"{option}: '{op}' must be followed by a feature name, got '{part}'")
+            if op is not None or group is not None:
+                where = ("inside '( )': put the sign before the '('" if group
+                         else f"'{op}' must be followed by a feature name")
+                raise InputError(f"{option}: {where}, got '{part}'")
             op = part
             continue
         if not _WORD.fullmatch(part):
@@ -60,14 +68,33 @@ def tokenize(text: str, option: str) -> list[Token]:
         word = part.upper()
         if word not in SPECIAL and word not in all_feature_names():
             unknown.append((_show(part), word))
-        tokens.append(Token(op or "+", word))
+        tokens.append(Token(group[0] if group else op or "+", word))
         op = None
+    if group is not None:
+        raise InputError(f"{option}: '(' is not closed")
     if op is not None:
         raise InputError(f"{option}: '{op}' at the end must be followed by a feature name")
     if unknown:
         names = unknown_names(unknown, [*all_feature_names(), *SPECIAL], "feature")
         raise InputError(f"{option}: {names}; 'ccopt-meson features' lists them")
     return tokens
+
+
+def _paren(part: str, op: str | None, group: tuple[str, int] | None, tokens: list[Token],
+           option: str) -> tuple[str, int] | None:
+    """The group state after a parenthesis: ``(avx512vl avx512vbmi)`` selects exactly those, as a
+    @targets group does; ``-(a b)`` removes both.  Inside: (the members' sign, first member's index)."""
+    if part == "(":
+        if group is not None:
+            raise InputError(f"{option}: nested '(' in the expression")
+        return (op or "+", len(tokens))
+    if group is None:
+        raise InputError(f"{option}: ')' without a matching '('")
+    if op is not None:
+        raise InputError(f"{option}: '{op}' must be followed by a feature name, got ')'")
+    if len(tokens) == group[1]:
+        raise InputError(f"{option}: empty group '()'")
+    return None
 
 
 def render(tokens: Sequence[Token]) -> str:

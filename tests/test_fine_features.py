@@ -4,6 +4,7 @@ multi-feature targets whose run-time check is exactly their members (and what th
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -92,6 +93,20 @@ def test_a_group_is_checked_as_exactly_its_members() -> None:
     assert not need_rt & {"AVX512CD", "AVX512DQ", "AVX512IFMA", "AVX512_SKX", "AVX512_CNL"}
     assert "F16C" not in X86.closure(["AVX2_ISA"]) and "F16C" in X86.closure(["AVX2"])
     assert X86.closure(["VPCLMULQDQ"]) >= {"AVX", "PCLMULQDQ"} and "AVX2" not in X86.closure(["VPCLMULQDQ"])
+
+
+def test_a_group_in_an_expression_is_its_members() -> None:
+    from ccopt_meson.resolve import evaluate
+
+    def select(text: str) -> set[str]:
+        return evaluate(tokenize(text, "cpu-dispatch"), X86, (), (), [], "cpu-dispatch")
+
+    assert select("(avx512vl avx512vbmi)") == {"AVX512VL", "AVX512VBMI"}
+    assert select("max -(avx512vl avx512vbmi)") == select("max -avx512vl -avx512vbmi")
+    for bad, message in (("(avx2", "'(' is not closed"), ("avx2 ()", "empty group"), ("((avx2))", "nested '('"),
+                         ("(avx2 -sse41)", "put the sign before the '('")):
+        with pytest.raises(InputError, match=re.escape(message)):
+            tokenize(bad, "cpu-baseline")
 
 
 def test_several_unknown_names_are_reported_at_once() -> None:

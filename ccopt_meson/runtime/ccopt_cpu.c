@@ -80,6 +80,10 @@
 #include <unistd.h>
 #define CCOPT__XCOMP_PERM 1
 #define CCOPT__ARCH_REQ_XCOMP_PERM 0x1023 /* <asm/prctl.h>, Linux 5.16 */
+/* Once granted, the kernel sizes every signal frame of the process for the tile
+ * data (as after oneDNN's or PyTorch's request), so a feature masked with
+ * CCOPT_DISABLE_CPU_FEATURES, or implying a masked one, is not requested. */
+static int ccopt__masked_by_env(const ccopt_cpu_recipe *r);
 static int ccopt__xcomp_perm(int component)
 {
 #if defined(SYS_arch_prctl)
@@ -248,7 +252,7 @@ static void ccopt__detect(unsigned char raw[CCOPT_CPU_MAX_FEATURE])
 #endif
 #if CCOPT__XCOMP_PERM
         if (ok && r->xcomp_perm != 0)
-            ok = ccopt__xcomp_perm(r->xcomp_perm);
+            ok = !ccopt__masked_by_env(r) && ccopt__xcomp_perm(r->xcomp_perm);
 #endif
 #if CCOPT__AUXV
         if (!ok && r->auxv)
@@ -378,6 +382,24 @@ static const char *ccopt__env(const char *var)
     const char *value = getenv(var);
     return (value != NULL && ccopt__token(value, &n) != NULL) ? value : NULL;
 }
+
+#if CCOPT__XCOMP_PERM
+/* Whether CCOPT_DISABLE_CPU_FEATURES names the feature or one it implies. */
+static int ccopt__masked_by_env(const ccopt_cpu_recipe *r)
+{
+    const char *tok, *dis = ccopt__env("CCOPT_DISABLE_CPU_FEATURES");
+    size_t n;
+    int j;
+    for (tok = ccopt__token(dis ? dis : "", &n); tok != NULL; tok = ccopt__token(tok + n, &n)) {
+        if (ccopt__name_eq(tok, n, ccopt_cpu_names[r->id]))
+            return 1;
+        for (j = 0; j < r->implies_count; ++j)
+            if (ccopt__name_eq(tok, n, ccopt_cpu_names[ccopt_cpu_implies[r->implies_first + j]]))
+                return 1;
+    }
+    return 0;
+}
+#endif
 
 /* CCOPT_DISABLE_CPU_FEATURES / CCOPT_ENABLE_CPU_FEATURES, numpy's semantics:
  * clear features in `raw`; the closure then hides whatever implies them. */

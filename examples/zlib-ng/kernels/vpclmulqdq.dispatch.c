@@ -1,0 +1,7 @@
+/*
+ * zlib-ng's X86_VPCLMULQDQ_CRC kernels (zlib-ng's CMake builds them with: -mpclmul -mvpclmulqdq -mavx512f -mavx512dq -mavx512bw -mavx512vl -mbmi2).
+ * This file only names the ccopt target they are built for; meson.build compiles zlib-ng's own
+ * sources of the group with that target's flags, and zng_cpu_features.c asks the generated
+ * vpclmulqdq.dispatch.h whether the running CPU can run the target.
+ * @targets (avx512dq avx512bw avx512vl vpclmulqdq bmi2)
+ */

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.run import avx2_goal
+from bench.report import avx2_goal
 
 from .conftest import ROOT, need
 

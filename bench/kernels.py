@@ -8,6 +8,8 @@ from typing import Any
 from bench.projects import make_ccopt_project
 from bench.timing import Bench, BenchError, Stat, run
 
+# The kernels of bench_dot's JSON: key, title in the tables, throughput unit (i8dot's "gflops"
+# field counts integer operations).  The compute-bound ones, integer first, are what the
 # avx2_speedup goal reads.
 KERNELS: tuple[tuple[str, str, str], ...] = (
     ("poly", "poly_sum (float, degree-16 Horner, compute-bound)", "GFLOP/s"),

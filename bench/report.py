@@ -11,18 +11,23 @@ from bench.detect import DETECT_BASELINE, DETECT_DISPATCH, NUMPY_VERSION, ensure
 from bench.kernels import COMPUTE_BOUND, KERNELS
 from bench.timing import ROOT, Bench, BenchError, fmt_stat, run
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: cache-hit figures, the scale part ("scale"), "parts"
 GOALS = {
     "cold_detect": "cold detect >= 10x faster than CCompilerOpt",
     "cached_detect": "cached detect <= 1.5x bare `python -c pass`",
     "regen_overhead": "automatic regeneration overhead <= 10% over the no-ccopt project",
     "setup_overhead": "cold `meson setup` overhead <= 0.5 s over the no-ccopt project",
     "avx2_speedup": "AVX2 version (X86_V3) of a compute-bound kernel (i8dot or poly) >= 3x the SSE2 baseline version",
+    "hit_helper": "each helper run on a cache hit (`configure`, `targets`) <= 1.5x `python3 -S -c pass`, "
+                  "same interpreter",
+    "hit_detect": "cached `ccopt-meson detect` <= 1.5x `python -c pass` of a clean venv",
+    "scale_setup_simd": "N=60: cold `meson setup` <= 1.5x Meson `unstable-simd`",
+    "scale_regen_simd": "N=60: automatic regeneration <= 1.3x Meson `unstable-simd`",
+    "scale_vs_fork": "ahead of numpy's Meson fork on cold setup, reconfigure and regeneration at every N >= 60",
 }
-
-
-# The kernels of bench_dot's JSON: key, title in the tables, throughput unit (i8dot's "gflops"
-# field counts integer operations).  The compute-bound ones, integer first, are what the
+SCALE_PHASES = ("setup", "reconfigure", "regen", "noop")
+SCALE_OTHERS = ("fork", "simd", "plain")
+LETTERS = {"fork": "b", "simd": "c", "plain": "d"}
 
 
 # --------------------------------------------------------------------------- results
@@ -76,6 +81,14 @@ def compute_ratios(b: Bench) -> tuple[dict[str, float], dict[str, list[float]]]:
                 pair(f"{kernel}_{name}_speedup", base["ns_per_call"]["runs"], t["ns_per_call"]["runs"])
     pair("dispatch_call_overhead_ns", runs_of(b, "call_ns_dispatched"), runs_of(b, "call_ns_direct"),
          lambda n, d: n - d)
+    pair("helper_configure_hit_over_python", runs_of(b, "helper_configure_hit"), runs_of(b, "python_S_pass"))
+    pair("helper_targets_hit_over_python", runs_of(b, "helper_targets_hit"), runs_of(b, "python_S_pass"))
+    pair("lean_detect_hit_over_python", runs_of(b, "lean_detect_hit"), runs_of(b, "lean_python_pass"))
+    for n in b.scale.get("sizes", []):
+        for phase in SCALE_PHASES:
+            for other in SCALE_OTHERS:
+                pair(f"scale{n}_{phase}_ccopt_over_{other}", runs_of(b, f"scale{n}_{phase}_ccopt"),
+                     runs_of(b, f"scale{n}_{phase}_{other}"))
     return out, ranges
 
 
@@ -107,7 +120,58 @@ def evaluate_targets(b: Bench, ratios: dict[str, float], ranges: dict[str, list[
                     f"{v:+.2f} s ({p or 0:+.0f}%)" if v is not None else "", rng="setup_overhead_s", form="+.2f",
                     unit=" s"))
     t.append(avx2_goal(ratios, ranges))
+    t += hit_goals(ratios, ranges) + scale_goals(b, ratios, ranges)
     return t
+
+
+def goal(key: str, value: float | None, passed: bool | None, measured: str) -> dict[str, Any]:
+    return {"key": key, "goal": GOALS[key], "value": value, "passed": passed,
+            "result": "SKIP" if passed is None else "PASS" if passed else "MISS", "measured": measured}
+
+
+def ratio_text(ratios: dict[str, float], ranges: dict[str, list[float]], name: str, what: str) -> str:
+    lo, hi = ranges[name]
+    return f"{what} {ratios[name]:.2f}x (rounds {lo:.2f}–{hi:.2f}x)"
+
+
+def hit_goals(ratios: dict[str, float], ranges: dict[str, list[float]]) -> list[dict[str, Any]]:
+    names = {"configure": "helper_configure_hit_over_python", "targets": "helper_targets_hit_over_python"}
+    if all(n in ratios for n in names.values()):
+        worst = max(ratios[n] for n in names.values())
+        text = "; ".join(ratio_text(ratios, ranges, n, f"`{k}`") for k, n in names.items())
+        helper = goal("hit_helper", worst, worst <= 1.5, text + ("" if worst <= 1.5 else f": {worst / 1.5:.2f}x "
+                                                                 "over the target"))
+    else:
+        helper = goal("hit_helper", None, None, "not measured")
+    n = "lean_detect_hit_over_python"
+    if n in ratios:
+        v = ratios[n]
+        detect = goal("hit_detect", v, v <= 1.5, ratio_text(ratios, ranges, n, "")
+                      + ("" if v <= 1.5 else f": {v / 1.5:.2f}x over the target"))
+    else:
+        detect = goal("hit_detect", None, None, "not measured")
+    return [helper, detect]
+
+
+def scale_goals(b: Bench, ratios: dict[str, float], ranges: dict[str, list[float]]) -> list[dict[str, Any]]:
+    out = []
+    for key, phase, limit in (("scale_setup_simd", "setup", 1.5), ("scale_regen_simd", "regen", 1.3)):
+        n = f"scale60_{phase}_ccopt_over_simd"
+        if n in ratios:
+            v = ratios[n]
+            miss = "" if v <= limit else f": {v / limit:.2f}x over the target"
+            out.append(goal(key, v, v <= limit, ratio_text(ratios, ranges, n, "") + miss))
+        else:
+            out.append(goal(key, None, None, "N=60 not measured"))
+    measured = [(n, phase) for n in b.scale.get("sizes", []) if n >= 60 for phase in ("setup", "reconfigure", "regen")
+                if f"scale{n}_{phase}_ccopt_over_fork" in ratios]
+    if measured:
+        worst = max(ratios[f"scale{n}_{p}_ccopt_over_fork"] for n, p in measured)
+        text = "; ".join(f"N={n} {p} {ratios[f'scale{n}_{p}_ccopt_over_fork']:.2f}x" for n, p in measured)
+        out.append(goal("scale_vs_fork", worst, worst < 1, f"ccopt/fork: {text}"))
+    else:
+        out.append(goal("scale_vs_fork", None, None, "numpy's fork at N >= 60 not measured"))
+    return out
 
 
 def avx2_goal(ratios: dict[str, float], ranges: dict[str, list[float]]) -> dict[str, Any]:
@@ -224,6 +288,7 @@ def markdown(doc: dict[str, Any]) -> str:
     lines += ["", "| Target | Measured | Result |", "| --- | --- | --- |"]
     for t in doc["targets"]:
         lines.append(f"| {t['goal']} | {t['measured']} | **{t['result']}** |")
+    lines += hit_lines(doc) + scale_lines(doc)
     notes = list(doc["notes"])
     notes.append(f"ccopt-meson helper processes per Meson run: {counts.get('ccopt_setup_helper_processes', '?')} at "
                  f"setup, {counts.get('ccopt_regen_helper_processes', '?')} at regeneration (each a Python start); "
@@ -237,6 +302,83 @@ def markdown(doc: dict[str, Any]) -> str:
         notes.append(f"skipped {part}: {why}")
     lines += ["", "Notes:", ""] + [f"- {n}" for n in notes]
     return "\n".join(lines) + "\n"
+
+
+def paired(doc: dict[str, Any], name: str) -> str:
+    """A ratio of medians, then its min-max over the paired rounds."""
+    if name not in doc["ratios"]:
+        return "–"
+    lo, hi = doc["ratio_ranges"][name]
+    return f"**{doc['ratios'][name]:.2f}x** ({lo:.2f}–{hi:.2f})"
+
+
+def hit_lines(doc: dict[str, Any]) -> list[str]:
+    figs = doc["figures"]
+    rows = [("helper_configure_hit", "python_S_pass", "helper_configure_hit_over_python"),
+            ("helper_targets_hit", "python_S_pass", "helper_targets_hit_over_python"),
+            ("lean_detect_hit", "lean_python_pass", "lean_detect_hit_over_python")]
+    rows = [r for r in rows if r[0] in figs]
+    if not rows:
+        return []
+    lines = ["", "### Cache hits against an interpreter start measured the same way", "",
+             "| Measurement | Time | Compared with | Its time | Ratio |", "| --- | --- | --- | --- | --- |"]
+    for key, base, name in rows:
+        lines.append(f"| {figs[key]['label']} | {fmt_stat(figs[key])} | {figs[base]['label']} | "
+                     f"{fmt_stat(figs[base])} | {paired(doc, name)} |")
+    if "helper_interpreter" in doc["counts"]:
+        lines += ["", f"Helper interpreter (as Meson runs it): `{doc['counts']['helper_interpreter']}`."]
+    return lines
+
+
+def scale_lines(doc: dict[str, Any]) -> list[str]:
+    sc = doc.get("scale") or {}
+    if not sc.get("sizes"):
+        return []
+    figs, variants, labels = doc["figures"], sc["variants"], sc["labels"]
+    others = [v for v in SCALE_OTHERS if v in variants]
+    lines = ["", "### Meson at numpy scale", "",
+             "N dispatch sources whose target lists cycle through numpy 2.2.6's 22 `multi_targets` lists; "
+             "baseline `min`, dispatch `max -xop -fma4`.  Median (min–max) of paired, interleaved rounds; "
+             "a/x is ccopt-meson's time over x's (below 1: ccopt-meson is faster), then its min–max over rounds.",
+             "", "| N | Phase | " + " | ".join(labels[v] for v in variants) + " | "
+             + " | ".join(f"a/{LETTERS[v]}" for v in others) + " |",
+             "| --- | --- | " + " | ".join("---" for _ in variants + others) + " |"]
+    phase_names = {"setup": "cold setup", "reconfigure": "`--reconfigure`", "regen": "regeneration",
+                   "noop": "no-op ninja"}
+    for n in sc["sizes"]:
+        for phase in SCALE_PHASES:
+            cells = [fmt_stat(figs[k]) if (k := f"scale{n}_{phase}_{v}") in figs else "–" for v in variants]
+            ratios = [paired(doc, f"scale{n}_{phase}_ccopt_over_{v}") for v in others]
+            lines.append(f"| {n} | {phase_names[phase]} | " + " | ".join(cells + ratios) + " |")
+    lines += ["", "Compiler processes (a logging CC in a separate build directory) and Meson objects:", "",
+              "| N | Variant | cold setup | build (objects, static libraries) | regeneration + ninja "
+              "(objects recompiled) | helper Python starts (setup, regeneration) |",
+              "| --- | --- | --- | --- | --- | --- |"]
+    for n in sc["sizes"]:
+        for v in variants:
+            c = sc["counts"][str(n)][v]
+            helper = (f"{c['setup_helper_processes']}, {c['regen_helper_processes']}"
+                      if "setup_helper_processes" in c else "–")
+            lines.append(f"| {n} | {labels[v]} | {c['setup_processes']} | {c['build_processes']} "
+                         f"({c['objects']}, {c['libraries']}) | {c['regen_processes']} ({c['regen_recompiled']}) | "
+                         f"{helper} |")
+    for n, prof in sc.get("profiles", {}).items():
+        lines += ["", f"Where a cold setup's time goes at N={n} (cProfile of the Meson process, `--profile-self`; "
+                  "seconds and share of the profiled process's wall time; below the first rows, cumulative time of "
+                  "Meson functions, which nest, so shares overlap):", "",
+                  "| Spent in | " + " | ".join(labels[v] for v in prof) + " |",
+                  "| --- | " + " | ".join("---" for _ in prof) + " |",
+                  "| the whole `meson setup` (profiled) | "
+                  + " | ".join(f"{p['total_s']:.2f} s" for p in prof.values()) + " |"]
+        spots = list(dict.fromkeys(s for p in prof.values() for s in p["spots_s"]))
+        for spot in spots:
+            cells = [f"{p['spots_s'][spot]:.2f} s ({100 * p['spots_s'][spot] / p['total_s']:.0f}%)"
+                     if spot in p["spots_s"] else "–" for p in prof.values()]
+            lines.append(f"| {spot} | " + " | ".join(cells) + " |")
+    if sc.get("load_average"):
+        loads = ", ".join(f"N={n}: {la[0]:.1f}" for n, la in sc["load_average"].items())
+        lines += ["", f"1-minute load average after each N: {loads} (2 cores shared with other work)."]
+    return lines
 
 
 # --------------------------------------------------------------------------- the chart
@@ -282,6 +424,40 @@ def plot(doc: dict[str, Any], png: Path) -> None:
     axes[2].set_ylabel("GFLOP/s (i8dot: GOP/s), median, min–max")
     axes[2].set_title("Throughput per compiled target (bench_dot)")
     fig.suptitle(f"ccopt-meson benchmark on {doc['machine']['cpu']} ({doc['machine']['cores']} cores): "
+                 "absolute figures are this machine's", fontsize=11)
+    fig.tight_layout()
+    fig.savefig(png, dpi=100)
+    if (doc.get("scale") or {}).get("sizes"):
+        plot_scale(doc, png.with_name(png.stem + "-scale.png"))
+
+
+def plot_scale(doc: dict[str, Any], png: Path) -> None:
+    """Seconds per phase against N, one line per variant, min-max as error bars."""
+    import matplotlib.pyplot as plt  # type: ignore[import-not-found, unused-ignore]
+
+    sc, figs = doc["scale"], doc["figures"]
+    colors = {"ccopt": "tab:blue", "fork": "tab:red", "simd": "tab:gray", "plain": "tab:green"}
+    titles = {"setup": "cold meson setup", "reconfigure": "meson setup --reconfigure",
+              "regen": "regeneration (meson.build edited)", "noop": "no-op ninja"}
+    fig, axes = plt.subplots(1, 4, figsize=(20, 5))
+    for ax, phase in zip(axes, SCALE_PHASES):
+        for v in sc["variants"]:
+            keys = [(n, f"scale{n}_{phase}_{v}") for n in sc["sizes"] if f"scale{n}_{phase}_{v}" in figs]
+            if not keys:
+                continue
+            xs = [n for n, _ in keys]
+            meds = [figs[k]["median"] for _, k in keys]
+            err = [[figs[k]["median"] - figs[k]["min"] for _, k in keys],
+                   [figs[k]["max"] - figs[k]["median"] for _, k in keys]]
+            ax.errorbar(xs, meds, yerr=err, marker="o", capsize=3, color=colors[v],
+                        label=sc["labels"][v].replace("`", ""))
+        ax.set_title(titles[phase])
+        ax.set_xlabel("dispatch sources (N)")
+        ax.set_ylabel("seconds, median, min–max")
+        ax.set_xticks(sc["sizes"])
+        ax.set_ylim(bottom=0)
+    axes[0].legend(fontsize=8)
+    fig.suptitle(f"Meson at numpy scale on {doc['machine']['cpu']} ({doc['machine']['cores']} cores): "
                  "absolute figures are this machine's", fontsize=11)
     fig.tight_layout()
     fig.savefig(png, dpi=100)

@@ -51,14 +51,39 @@ from typing import Any, Sequence
 if __package__ in (None, ""):  # run as `python bench/run.py`
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench import numpy_fork
+from bench.cache_hit import bench_detect_hit, bench_helper_hits
 from bench.detect import DETECT_BASELINE, DETECT_DISPATCH, bench_detection
 from bench.kernels import bench_dispatch
 from bench.meson_overhead import bench_meson
 from bench.projects import precompile
 from bench.report import SCHEMA_VERSION, compute_ratios, evaluate_targets, make_plot, markdown, plot
+from bench.scale import bench_scale
 from bench.timing import CC, DEFAULT_OUT, ROOT, Bench, BenchError, bench_env, find_ninja, machine_info
 
 # --------------------------------------------------------------------------- main
+
+
+PARTS = ("detect", "hits", "meson", "kernels", "scale")
+FULL_SIZES = "10,60,200"
+
+
+def parts_list(text: str) -> tuple[str, ...]:
+    parts = tuple(p.strip() for p in text.split(",") if p.strip())
+    unknown = [p for p in parts if p not in PARTS]
+    if unknown:
+        raise argparse.ArgumentTypeError(f"unknown part {unknown[0]!r}; choose from {', '.join(PARTS)}")
+    return parts
+
+
+def sizes_list(text: str) -> list[int]:
+    try:
+        sizes = [int(x) for x in text.split(",") if x.strip()]
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"not a list of numbers: {text!r}") from exc
+    if not sizes or min(sizes) < 1:
+        raise argparse.ArgumentTypeError(f"source counts must be at least 1: {text!r}")
+    return sizes
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
@@ -68,11 +93,31 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--out", type=Path, default=DEFAULT_OUT, help="where the results go (default: %(default)s)")
     p.add_argument("--venv", type=Path, default=None, help="the numpy venv (default: OUT/venv-numpy)")
     p.add_argument("--keep-work", action="store_true", help="keep the scratch directory of projects and caches")
+    p.add_argument("--parts", type=parts_list, default=PARTS, metavar="P,...",
+                   help=f"parts to run, of {','.join(PARTS)} (default: all)")
+    p.add_argument("--scale", type=sizes_list, default=None, metavar="N,...",
+                   help=f"numbers of dispatch sources of the scale part (default: {FULL_SIZES}; --quick: 2)")
+    p.add_argument("--no-fork", action="store_true", help="leave numpy's Meson fork out of the scale part")
+    p.add_argument("--cache", type=Path, default=None, help="where numpy's sdist is kept (default: OUT/cache)")
     p.add_argument("--plot", nargs=2, type=Path, metavar=("JSON", "PNG"), help=argparse.SUPPRESS)
     ns = p.parse_args(argv)
     if ns.reps < 1:
         p.error("--reps must be at least 1")
     return ns
+
+
+def fork_tree(b: Bench, ns: argparse.Namespace, out: Path) -> Path | None:
+    """numpy's unpacked sdist for the scale part's fork variant, or None (and why, in skipped)."""
+    if ns.quick or ns.no_fork:
+        b.skipped["numpy_fork"] = "--quick" if ns.quick else "--no-fork"
+        return None
+    try:
+        b.say(f"\n[5] numpy {numpy_fork.VERSION}'s sdist (vendored-meson/, meson_cpu/)")
+        return numpy_fork.fetch((ns.cache or out / "cache").resolve(), b.env)
+    except BenchError as exc:
+        b.skipped["numpy_fork"] = f"could not fetch numpy's sdist: {str(exc).splitlines()[0]}"
+        b.say(f"  skipped: {b.skipped['numpy_fork']}")
+        return None
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -87,7 +132,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     precompile(ROOT / "ccopt_meson")
     work = Path(tempfile.mkdtemp(prefix="ccopt-bench-"))
     b = Bench(reps=ns.reps, quick=ns.quick, out=out, work=work, env=env,
-              meson=[sys.executable, "-m", "mesonbuild.mesonmain"], ninja=find_ninja(env))
+              meson=[sys.executable, "-m", "mesonbuild.mesonmain"], ninja=find_ninja(env), keep_work=ns.keep_work)
     command = "python -m bench" + "".join(f" {a}" for a in (sys.argv[1:] if argv is None else argv))
     started = time.perf_counter()
     try:
@@ -97,9 +142,20 @@ def main(argv: Sequence[str] | None = None) -> int:
             b.say(f"  {k}: {v}")
         if ns.quick:
             b.skipped["numpy"] = "--quick (the numpy venv needs a download)"
-        bench_detection(b, None if ns.quick else venv)
-        bench_meson(b)
-        bench_dispatch(b)
+        if "detect" in ns.parts:
+            bench_detection(b, None if ns.quick else venv)
+        if "hits" in ns.parts:
+            bench_helper_hits(b)
+            if ns.quick:
+                b.skipped["detect_hit_venv"] = "--quick (installs ccopt-meson into a clean venv)"
+            else:
+                bench_detect_hit(b, out / "venv-lean")
+        if "meson" in ns.parts:
+            bench_meson(b)
+        if "kernels" in ns.parts:
+            bench_dispatch(b)
+        if "scale" in ns.parts:
+            bench_scale(b, ns.scale or sizes_list("2" if ns.quick else FULL_SIZES), fork_tree(b, ns, out))
     except BenchError as exc:
         print(f"bench: error: {exc}", file=sys.stderr)
         return 1
@@ -117,7 +173,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "command": command, "reps": ns.reps, "quick": ns.quick, "warmup": 1,
         "request": {"cc": CC, "baseline": DETECT_BASELINE, "dispatch": DETECT_DISPATCH},
         "machine": machine, "figures": b.figures, "counts": b.counts, "ratios": ratios,
-        "ratio_ranges": ranges, "dispatch": b.dispatch, "targets": evaluate_targets(b, ratios, ranges),
+        "ratio_ranges": ranges, "dispatch": b.dispatch, "scale": b.scale, "parts": list(ns.parts),
+        "targets": evaluate_targets(b, ratios, ranges),
         "notes": b.notes, "skipped": b.skipped,
         "elapsed_s": time.perf_counter() - started,
     }

@@ -67,6 +67,8 @@ class Bench:
     notes: list[str] = field(default_factory=list)
     skipped: dict[str, str] = field(default_factory=dict)
     dispatch: dict[str, Any] = field(default_factory=dict)
+    scale: dict[str, Any] = field(default_factory=dict)
+    keep_work: bool = False
 
     def say(self, text: str) -> None:
         print(text, flush=True)

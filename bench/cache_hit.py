@@ -76,7 +76,7 @@ def lean_venv(b: Bench, venv: Path) -> Path:
     env = {k: v for k, v in b.env.items() if k != "PYTHONPATH"}
     if not py.exists():
         run([sys.executable, "-m", "venv", str(venv)], env=env)
-    run([str(py), "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation", "--force-reinstall",
+    run([str(py), "-m", "pip", "install", "-q", "--no-deps", "--force-reinstall",
          str(ROOT)], env=env, timeout=600)
     return py
 

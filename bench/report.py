@@ -439,8 +439,8 @@ def plot_scale(doc: dict[str, Any], png: Path) -> None:
     colors = {"ccopt": "tab:blue", "fork": "tab:red", "simd": "tab:gray", "plain": "tab:green"}
     titles = {"setup": "cold meson setup", "reconfigure": "meson setup --reconfigure",
               "regen": "regeneration (meson.build edited)", "noop": "no-op ninja"}
-    fig, axes = plt.subplots(1, 4, figsize=(20, 5))
-    for ax, phase in zip(axes, SCALE_PHASES):
+    fig, grid = plt.subplots(2, 4, figsize=(20, 9))
+    for ax, phase in zip(grid[0], SCALE_PHASES):
         for v in sc["variants"]:
             keys = [(n, f"scale{n}_{phase}_{v}") for n in sc["sizes"] if f"scale{n}_{phase}_{v}" in figs]
             if not keys:
@@ -452,13 +452,34 @@ def plot_scale(doc: dict[str, Any], png: Path) -> None:
             ax.errorbar(xs, meds, yerr=err, marker="o", capsize=3, color=colors[v],
                         label=sc["labels"][v].replace("`", ""))
         ax.set_title(titles[phase])
-        ax.set_xlabel("dispatch sources (N)")
         ax.set_ylabel("seconds, median, min–max")
+    ratios, ranges = doc["ratios"], doc["ratio_ranges"]
+    limits = {"setup": {"simd": 1.5}, "regen": {"simd": 1.3}}
+    for ax, phase in zip(grid[1], SCALE_PHASES):
+        for v in (x for x in SCALE_OTHERS if x in sc["variants"]):
+            keys = [(n, f"scale{n}_{phase}_ccopt_over_{v}") for n in sc["sizes"]
+                    if f"scale{n}_{phase}_ccopt_over_{v}" in ratios]
+            if not keys:
+                continue
+            xs = [n for n, _ in keys]
+            meds = [ratios[k] for _, k in keys]
+            err = [[ratios[k] - ranges[k][0] for _, k in keys], [ranges[k][1] - ratios[k] for _, k in keys]]
+            ax.errorbar(xs, meds, yerr=err, marker="o", capsize=3, color=colors[v],
+                        label=f"a/{LETTERS[v]}: ccopt-meson over {sc['labels'][v].split(' ', 1)[1].replace('`', '')}")
+            if v in limits.get(phase, {}):
+                ax.axhline(limits[phase][v], color=colors[v], linestyle=":", linewidth=1)
+        ax.axhline(1.0, color="black", linewidth=0.8)
+        ax.set_title(f"{titles[phase]}: ratio of paired runs")
+        ax.set_ylabel("ratio of medians, min–max over rounds")
+    for ax in grid.flat:
+        ax.set_xlabel("dispatch sources (N)")
         ax.set_xticks(sc["sizes"])
         ax.set_ylim(bottom=0)
+    axes = grid[0]
+    grid[1][0].legend(fontsize=8)
     axes[0].legend(fontsize=8)
-    fig.suptitle(f"Meson at numpy scale on {doc['machine']['cpu']} ({doc['machine']['cores']} cores): "
-                 "absolute figures are this machine's", fontsize=11)
+    fig.suptitle(f"Meson at numpy scale on {doc['machine']['cpu']} ({doc['machine']['cores']} cores, shared): "
+                 "absolute figures are this machine's; dotted lines: the targets against unstable-simd", fontsize=11)
     fig.tight_layout()
     fig.savefig(png, dpi=100)
 

@@ -1,4 +1,5 @@
-"""Smoke test of the benchmark: ``python -m bench --reps 1 --quick`` and the shape of its JSON record."""
+"""Smoke test of the benchmark: ``python -m bench --reps 1 --quick`` and the shape of its JSON record;
+the scale part's generated consumers and its targets."""
 
 from __future__ import annotations
 
@@ -9,7 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from bench.run import avx2_goal
+from bench import consumers
+from bench.report import avx2_goal, hit_goals, scale_goals
+from bench.timing import Bench
 
 from .conftest import ROOT, need
 
@@ -17,7 +20,10 @@ FIGURES = (
     ["ccopt_cold", "ccopt_cold_native", "ccopt_warm", "python_pass", "call_ns_direct", "call_ns_dispatched"]
     + [f"meson_{phase}_{p}" for phase in ("setup", "reconfigure", "regen") for p in ("ccopt", "plain", "simd")]
 )
-TARGETS = ["cold_detect", "cached_detect", "regen_overhead", "setup_overhead", "avx2_speedup"]
+TARGETS = ["cold_detect", "cached_detect", "regen_overhead", "setup_overhead", "avx2_speedup",
+           "hit_helper", "hit_detect", "scale_setup_simd", "scale_regen_simd", "scale_vs_fork"]
+SCALE_FIGURES = [f"scale2_{phase}_{v}" for phase in ("setup", "reconfigure", "regen", "noop")
+                 for v in ("ccopt", "simd", "plain")]
 
 
 def test_avx2_goal_names_both_compute_bound_kernels() -> None:
@@ -43,15 +49,15 @@ def test_quick_benchmark_writes_its_record(tmp_path: Path) -> None:
     need("gcc")
     out = tmp_path / "out"
     r = subprocess.run([sys.executable, "-m", "bench", "--reps", "1", "--quick", "--out", str(out)],
-                       cwd=ROOT, capture_output=True, text=True, timeout=300)
+                       cwd=ROOT, capture_output=True, text=True, timeout=900)
     assert r.returncode == 0, f"{r.stdout[-3000:]}\n{r.stderr[-3000:]}"
     doc = json.loads((out / "results.json").read_text())
 
-    assert doc["schema_version"] == 1 and doc["reps"] == 1 and doc["warmup"] == 1 and doc["quick"] is True
-    assert doc["elapsed_s"] < 150  # about 25 s on an idle 2-core machine; the bound leaves room for a busy CI
+    assert doc["schema_version"] == 2 and doc["reps"] == 1 and doc["warmup"] == 1 and doc["quick"] is True
+    assert doc["elapsed_s"] < 600  # about a minute on an idle 2-core machine; the bound leaves room for a busy CI
     for key in ("cpu", "cores", "gcc", "meson", "ninja", "python"):
         assert doc["machine"][key], key
-    for key in FIGURES:
+    for key in FIGURES + SCALE_FIGURES + ["helper_configure_hit", "helper_targets_hit", "python_S_pass"]:
         fig = doc["figures"][key]
         assert len(fig["runs"]) == 1 and fig["min"] <= fig["median"] <= fig["max"] and fig["median"] > 0, key
     assert not any(k.startswith("numpy_") for k in doc["figures"])  # --quick skips the numpy venv
@@ -59,8 +65,9 @@ def test_quick_benchmark_writes_its_record(tmp_path: Path) -> None:
 
     assert [t["key"] for t in doc["targets"]] == TARGETS
     results = {t["key"]: t["result"] for t in doc["targets"]}
-    assert results["cold_detect"] == "SKIP"
-    assert all(results[k] in ("PASS", "MISS") for k in TARGETS[1:])
+    measured = ("cached_detect", "regen_overhead", "setup_overhead", "avx2_speedup", "hit_helper")
+    assert all(results[k] in ("PASS", "MISS") for k in measured)
+    assert all(results[k] == "SKIP" for k in TARGETS if k not in measured)  # numpy, clean venv, N=60, the fork
     for t in doc["targets"]:
         assert t["passed"] is {"PASS": True, "MISS": False, "SKIP": None}[t["result"]]
 
@@ -78,7 +85,65 @@ def test_quick_benchmark_writes_its_record(tmp_path: Path) -> None:
         assert goal["value"] == doc["ratios"]["i8dot_X86_V3_speedup"]
     assert "regen_overhead_pct" in doc["ratios"] and "setup_overhead_s" in doc["ratios"]
 
+    scale = doc["scale"]
+    assert scale["sizes"] == [2] and scale["variants"] == ["ccopt", "simd", "plain"]  # --quick: no fork
+    counts = scale["counts"]["2"]
+    assert len({c["output"] for c in counts.values()}) == 1  # every variant computes the same sums
+    assert counts["ccopt"]["regen_recompiled"] == 0  # headers rewritten only when they change
+    assert counts["ccopt"]["regen_helper_processes"] == 2 and counts["ccopt"]["setup_processes"] >= 1
+    assert counts["plain"]["objects"] == 3  # two kernels and main.c, once
+    assert counts["ccopt"]["objects"] > counts["simd"]["objects"] > counts["plain"]["objects"]
+    prof = scale["profiles"]["2"]["ccopt"]
+    assert prof["total_s"] > 0 and any("interpreting" in k for k in prof["spots_s"])
+    assert "numpy_fork" in doc["skipped"]
+
     md = (out / "results.md").read_text()
+    assert "### Meson at numpy scale" in md and "### Cache hits against" in md
     assert "| Measurement | ccopt-meson |" in md and "| Target | Measured | Result |" in md
     assert "| i8dot (int8 dot product into int32, compute-bound): " in md
     assert md in r.stdout
+
+
+def test_scale_sources_cycle_through_numpys_lists() -> None:
+    lists = consumers.numpy_lists()
+    assert len(lists) == 22
+    srcs = consumers.sources(45)
+    assert [s.origin for s in srcs[:22]] == [str(x["header"]) for x in lists]
+    assert srcs[22].dispatch == srcs[0].dispatch and srcs[44].origin == srcs[0].origin
+    arithm_fp = next(s for s in srcs if s.origin == "loops_arithm_fp.dispatch.h")
+    assert consumers.ccopt_statement(arithm_fp) == "baseline (AVX2 FMA3) SSE2 ASIMD NEON VSX3 VSX2 VXE VX"
+    assert consumers.fork_target(["AVX2", "FMA3"]) == "[AVX2, FMA3]"
+    argsort = next(s for s in srcs if s.origin == "x86_simd_argsort.dispatch.h")
+    assert not argsort.baseline and consumers.ccopt_statement(argsort) == "AVX512_SKX AVX2"
+
+
+def test_every_recorded_feature_name_is_in_the_tables() -> None:
+    from ccopt_meson.tables import all_feature_names
+
+    known = set(all_feature_names())
+    names = {n for s in consumers.numpy_lists() for t in s["dispatch"] for n in (t if isinstance(t, list) else [t])}
+    assert names <= known, sorted(names - known)
+
+
+def test_unstable_simd_keeps_only_what_it_can_express() -> None:
+    src = consumers.Source(0, "x", True, ("AVX512_SKX", ["AVX2", "FMA3"], "AVX2", "SSE42", "SSE2", "XOP", "AVX2"))
+    assert consumers.simd_isets(src) == ["avx2", "sse42"]  # no AVX-512, FMA3 group, XOP; SSE2 is baseline
+
+
+def test_scale_and_hit_goals_say_by_how_much(tmp_path: Path) -> None:
+    b = Bench(reps=1, quick=True, out=tmp_path, work=tmp_path, env={}, meson=[], ninja="ninja")
+    b.scale = {"sizes": [10, 60, 200]}
+    ratios = {"scale60_setup_ccopt_over_simd": 1.8, "scale60_regen_ccopt_over_simd": 1.2,
+              "scale60_setup_ccopt_over_fork": 0.3, "scale60_reconfigure_ccopt_over_fork": 0.9,
+              "scale60_regen_ccopt_over_fork": 0.8, "scale200_regen_ccopt_over_fork": 1.1,
+              "scale10_regen_ccopt_over_fork": 2.0}
+    ranges = {k: [v, v] for k, v in ratios.items()}
+    setup, regen, fork = scale_goals(b, ratios, ranges)
+    assert setup["result"] == "MISS" and "1.20x over the target" in setup["measured"]
+    assert regen["result"] == "PASS"
+    assert fork["result"] == "MISS" and fork["value"] == 1.1 and "N=10" not in fork["measured"]
+    helper, detect = hit_goals({"helper_configure_hit_over_python": 1.4, "helper_targets_hit_over_python": 2.1},
+                               {"helper_configure_hit_over_python": [1.3, 1.5],
+                                "helper_targets_hit_over_python": [2.0, 2.2]})
+    assert helper["result"] == "MISS" and helper["value"] == 2.1 and "1.40x over the target" in helper["measured"]
+    assert detect["result"] == "SKIP"

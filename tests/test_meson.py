@@ -17,21 +17,12 @@ from pathlib import Path
 
 import pytest
 
+from bench.projects import copy_repo
+
 from .conftest import ROOT, need
 
 pytestmark = pytest.mark.slow
 PROBE = re.compile(r"/ccopt-[^/\s]+/p\d+\.c\b")
-REPO_PARTS = ("meson.build", "meson_options.txt", "tools", "ccopt_meson")
-
-
-def copy_repo(dest: Path) -> None:
-    dest.mkdir(parents=True)
-    for part in REPO_PARTS:
-        src = ROOT / part
-        if src.is_dir():
-            shutil.copytree(src, dest / part, ignore=shutil.ignore_patterns("__pycache__"))
-        else:
-            shutil.copy2(src, dest / part)
 
 
 def project(tmp_path: Path, name: str) -> Path:
@@ -155,7 +146,7 @@ def test_consumer_through_a_wrap_file(tmp_path: Path) -> None:
     sub = src / "subprojects"
     shutil.rmtree(sub / "ccopt-meson")
     stage = tmp_path / "stage" / "ccopt-meson-0.1.0"
-    copy_repo(stage)
+    copy_repo(stage, bytecode=False)  # what a release tarball holds
     (sub / "packagecache").mkdir()
     tarball = sub / "packagecache" / "ccopt-meson-0.1.0.tar.gz"
     with tarfile.open(tarball, "w:gz") as tar:

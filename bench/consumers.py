@@ -1,0 +1,327 @@
+"""Generated numpy-scale consumers: N dispatch sources, four ways of building them.
+
+Source ``i`` gets the target list of numpy 2.2.6's ``multi_targets`` call ``i mod 22``
+(``data/numpy-2.2.6-multi-targets.json``, which says where the lists come from) and the same
+small kernel.  Baseline ``min``, dispatch ``max -xop -fma4`` (numpy's defaults).
+
+- ``ccopt``: ccopt-meson as a subproject, the README's consumer snippet (one ``targets`` run,
+  one ``static_library`` per line it prints);
+- ``fork``: numpy's Meson fork with numpy's ``meson_cpu/`` unchanged and one
+  ``mod_features.multi_targets()`` per source, extended into one, as numpy's
+  ``numpy/_core/meson.build`` does;
+- ``simd``: stock Meson's ``unstable-simd``, one ``simd.check()`` per source with the
+  instruction sets it can express (no AVX-512, no FMA3, no multi-feature targets: those targets
+  are dropped) and a hand-written ``__builtin_cpu_supports`` dispatcher;
+- ``plain``: the same kernels compiled once for the baseline, no dispatch.
+
+Every variant builds ``scale_main``, which calls each source that has a baseline version once.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Union
+
+from bench.projects import copy_repo
+
+DATA = Path(__file__).resolve().parent / "data" / "numpy-2.2.6-multi-targets.json"
+VARIANTS = ("ccopt", "fork", "simd", "plain")
+LABELS = {"ccopt": "(a) ccopt-meson", "fork": "(b) numpy's Meson fork (`features`)",
+          "simd": "(c) Meson `unstable-simd`", "plain": "(d) no dispatch"}
+# unstable-simd's keywords for the x86 features it can express; numpy's `min` baseline
+# (SSE SSE2 SSE3) is the project's own flags, and targets inside it are skipped as numpy skips them.
+SIMD_ISETS = {"SSSE3": "ssse3", "SSE41": "sse41", "SSE42": "sse42", "AVX": "avx", "AVX2": "avx2"}
+BASELINE = ("SSE", "SSE2", "SSE3")
+BASELINE_FLAGS = ("-msse", "-msse2", "-msse3")
+
+Target = Union[str, list]  # a feature name, or a multi-feature target [A, B]
+
+
+@dataclass(frozen=True)
+class Source:
+    index: int
+    origin: str           # the numpy header whose list this source has
+    baseline: bool        # the multi_targets call passes a baseline
+    dispatch: tuple[Target, ...]
+
+    @property
+    def name(self) -> str:
+        return f"k{self.index}"
+
+
+def numpy_lists() -> list[dict[str, object]]:
+    return list(json.loads(DATA.read_text())["sources"])
+
+
+def sources(n: int) -> list[Source]:
+    lists = numpy_lists()
+    out = []
+    for i in range(n):
+        entry = lists[i % len(lists)]
+        out.append(Source(i, str(entry["header"]), bool(entry["baseline"]), tuple(entry["dispatch"])))  # type: ignore[arg-type]
+    return out
+
+
+KERNEL = """\
+/* {name}.dispatch.c: numpy 2.2.6's target list of {origin}
+ * @targets $maxopt {targets}
+ */
+#include <stddef.h>
+
+#include "scale_kernel.h"
+
+float KERNEL_FN({name})(const float *x, size_t n)
+{{
+    float s = 0.0f;
+    size_t j;
+    for (j = 0; j < n; j++) s += x[j] * (x[j] + {index}.0f);
+    return s;
+}}
+"""
+
+MAIN = """\
+#include <stddef.h>
+#include <stdio.h>
+
+{decls}
+int main(void)
+{{
+    static float x[64];
+    double s = 0.0;
+    int i;
+    for (i = 0; i < 64; i++) x[i] = (float)i / 64.0f;
+{calls}    printf("scale {n} sources: %g\\n", s);
+    return 0;
+}}
+"""
+
+KERNEL_HEADERS = {
+    "ccopt": '#include "ccopt_config.h"\n#include "ccopt_dispatch.h"\n#define KERNEL_FN(NAME) CCOPT_FN(NAME)\n',
+    "fork": '#include "npy_cpu_dispatch_config.h"\n#define KERNEL_FN(NAME) NPY_CPU_DISPATCH_CURFX(NAME)\n',
+    "simd": ("#include <immintrin.h>\n#define KERNEL_CAT_(a, b) a##_##b\n#define KERNEL_CAT(a, b) KERNEL_CAT_(a, b)\n"
+             "#define KERNEL_FN(NAME) KERNEL_CAT(NAME, KERNEL_SUFFIX)\n"),
+    "plain": "#include <immintrin.h>\n#define KERNEL_FN(NAME) NAME\n",
+}
+
+
+def ccopt_statement(src: Source) -> str:
+    words = ["baseline"] if src.baseline else []
+    words += [f"({' '.join(t)})" if isinstance(t, list) else t for t in src.dispatch]
+    return " ".join(words)
+
+
+def write_common(dest: Path, variant: str, srcs: list[Source], entry: str) -> None:
+    dest.mkdir(parents=True)
+    for s in srcs:
+        (dest / f"{s.name}.dispatch.c").write_text(
+            KERNEL.format(name=s.name, origin=s.origin, index=s.index, targets=ccopt_statement(s)))
+    (dest / "scale_kernel.h").write_text(f"/* How {variant} names a kernel's versions. */\n" + KERNEL_HEADERS[variant])
+    called = [s for s in srcs if s.baseline]
+    decls = "".join(f"float {entry.format(s.name)}(const float *x, size_t n);\n" for s in called)
+    calls = "".join(f"    s += {entry.format(s.name)}(x, 64);\n" for s in called)
+    (dest / "main.c").write_text(MAIN.format(decls=decls, calls=calls, n=len(srcs)))
+
+
+def meson_list(names: list[str]) -> str:
+    return "[" + ", ".join(f"'{x}'" for x in names) + "]"
+
+
+# --------------------------------------------------------------------------- (a) ccopt-meson
+
+CCOPT_MESON = """\
+project('scale', 'c', default_options: ['buildtype=release'])
+
+ccopt = subproject('ccopt-meson', default_options: ['cpu-baseline=min', 'cpu-dispatch=max -xop -fma4'])
+ccopt_dep = dependency('ccopt')
+
+r = run_command(ccopt.get_variable('helper'), 'targets', files({sources}),
+                '--feature-file', ccopt.get_variable('feature_file'), check: false)
+assert(r.returncode() == 0, r.stderr().strip())
+dispatch_libs = []
+foreach line : r.stdout().splitlines()
+  t = line.split('\\t')  # library name, source, compile args
+  dispatch_libs += static_library(t[0], t[1], c_args: t[2].split(), dependencies: ccopt_dep)
+endforeach
+
+disp = static_library('disp', {disp}, link_with: dispatch_libs, dependencies: ccopt_dep)
+executable('scale_main', 'main.c', link_with: disp, dependencies: ccopt_dep)
+"""
+
+CCOPT_DISP = """\
+#include <stddef.h>
+
+#include "{name}.dispatch.h"
+CCOPT_DISPATCH_DECLARE(float, {name}, (const float *x, size_t n))
+CCOPT_DISPATCH_DEFINE(float, {name}, (const float *x, size_t n), (x, n))
+
+float call_{name}(const float *x, size_t n) {{ return {name}(x, n); }}
+"""
+
+
+def make_ccopt(dest: Path, srcs: list[Source]) -> Path:
+    write_common(dest, "ccopt", srcs, "call_{}")
+    called = [s for s in srcs if s.baseline]
+    for s in called:
+        (dest / f"disp_{s.name}.c").write_text(CCOPT_DISP.format(name=s.name))
+    (dest / "meson.build").write_text(CCOPT_MESON.format(
+        sources=", ".join(f"'{s.name}.dispatch.c'" for s in srcs),
+        disp=meson_list([f"disp_{s.name}.c" for s in called])))
+    copy_repo(dest / "subprojects" / "ccopt-meson")
+    return dest
+
+
+# --------------------------------------------------------------------------- (b) numpy's fork
+
+FORK_OPTIONS = """\
+option('disable-optimization', type: 'boolean', value: false, description: 'numpy meson_cpu option')
+option('cpu-baseline', type: 'string', value: 'min', description: 'numpy meson_cpu option')
+option('cpu-dispatch', type: 'string', value: 'max -xop -fma4', description: 'numpy meson_cpu option')
+"""
+
+FORK_MESON_HEAD = """\
+project('scale', 'c', default_options: ['buildtype=release'])
+# numpy's meson_cpu/ (unchanged) defines the feature objects, parses -Dcpu-baseline/-Dcpu-dispatch
+# and tests them; each source is one multi_targets() call, extended into one, as in numpy.
+cc = meson.get_compiler('c')
+subdir('meson_cpu')
+"""
+
+FORK_MESON_TAIL = """\
+mtlib = scale_mtargets.static_lib('scale_mtargets')
+disp = static_library('disp', {disp}, link_with: mtlib)
+executable('scale_main', 'main.c', 'cpu_have.c', link_with: disp)
+"""
+
+FORK_DISP = """\
+#include <stddef.h>
+
+#include "npy_cpu_dispatch_config.h"
+int bench_cpu_have(const char *feature);
+#define NPY_CPU_HAVE(FEATURE) bench_cpu_have(#FEATURE)
+#include "{name}.dispatch.h"
+NPY_CPU_DISPATCH_DECLARE(float {name}, (const float *x, size_t n))
+
+float call_{name}(const float *x, size_t n) {{ return NPY_CPU_DISPATCH_CALL({name}, (x, n)); }}
+"""
+
+# numpy's run-time detection is its own C code (npy_cpu_features.c, Python-dependent), outside
+# what this benchmark measures (configure and build); the consumer runs its baseline versions.
+FORK_CPU_HAVE = "int bench_cpu_have(const char *feature) { (void)feature; return 0; }\n"
+
+
+def fork_target(t: Target) -> str:
+    return f"[{', '.join(t)}]" if isinstance(t, list) else str(t)
+
+
+def make_fork(dest: Path, srcs: list[Source], tree: Path) -> Path:
+    write_common(dest, "fork", srcs, "call_{}")
+    shutil.copytree(tree / "meson_cpu", dest / "meson_cpu")
+    shutil.copytree(tree / "numpy" / "distutils" / "checks", dest / "numpy" / "distutils" / "checks")
+    (dest / "meson.options").write_text(FORK_OPTIONS)
+    lines = [FORK_MESON_HEAD]
+    for s in srcs:
+        base = "baseline: CPU_BASELINE, " if s.baseline else ""
+        lines.append(f"mt = mod_features.multi_targets('{s.name}.dispatch.h', '{s.name}.dispatch.c',\n"
+                     f"  dispatch: [{', '.join(fork_target(t) for t in s.dispatch)}],\n"
+                     f"  {base}prefix: 'NPY_', c_args: ['-O3'])\n")
+        lines.append("scale_mtargets = mt\n" if s.index == 0 else "scale_mtargets.extend(mt)\n")
+    called = [s for s in srcs if s.baseline]
+    lines.append(FORK_MESON_TAIL.format(disp=meson_list([f"disp_{s.name}.c" for s in called])))
+    (dest / "meson.build").write_text("".join(lines))
+    for s in called:
+        (dest / f"disp_{s.name}.c").write_text(FORK_DISP.format(name=s.name))
+    (dest / "cpu_have.c").write_text(FORK_CPU_HAVE)
+    return dest
+
+
+# --------------------------------------------------------------------------- (c) unstable-simd
+
+
+def simd_isets(src: Source) -> list[str]:
+    """The unstable-simd keywords of a source's targets, in its order, without duplicates.
+
+    A target that needs a feature the module cannot express (AVX-512, FMA3, XOP, a multi-feature
+    target) is dropped, and so is one inside the baseline, as numpy drops those.
+    """
+    out: list[str] = []
+    for t in src.dispatch:
+        if isinstance(t, list) or t in BASELINE or t not in SIMD_ISETS:
+            continue
+        if SIMD_ISETS[t] not in out:
+            out.append(SIMD_ISETS[t])
+    return out
+
+
+SIMD_DISP = """\
+#include <stddef.h>
+
+#include "{name}_simd.h"
+float {name}_base(const float *x, size_t n);
+{decls}
+float call_{name}(const float *x, size_t n)
+{{
+    __builtin_cpu_init();
+{checks}    return {name}_base(x, n);
+}}
+"""
+
+SIMD_CPU = {"ssse3": "ssse3", "sse41": "sse4.1", "sse42": "sse4.2", "avx": "avx", "avx2": "avx2"}
+
+
+def make_simd(dest: Path, srcs: list[Source]) -> Path:
+    write_common(dest, "simd", srcs, "call_{}")
+    lines = ["project('scale', 'c', default_options: ['buildtype=release'])\n",
+             f"add_project_arguments({', '.join(repr(f) for f in BASELINE_FLAGS)}, language: 'c')  # numpy's min\n",
+             "simd = import('unstable-simd')\ncc = meson.get_compiler('c')\nsimd_libs = []\n"]
+    disp: list[str] = []
+    for s in srcs:
+        isets = simd_isets(s)
+        for iset in isets + (["base"] if s.baseline else []):
+            (dest / f"{s.name}_{iset}.c").write_text(f'#define KERNEL_SUFFIX {iset}\n#include "{s.name}.dispatch.c"\n')
+        if isets:
+            kw = ", ".join(f"{iset}: '{s.name}_{iset}.c'" for iset in isets)
+            lines.append(f"r = simd.check('{s.name}', {kw}, compiler: cc, c_args: ['-O3'])\n"
+                         f"simd_libs += r[0]\nconfigure_file(output: '{s.name}_simd.h', configuration: r[1])\n")
+        else:
+            lines.append(f"configure_file(output: '{s.name}_simd.h', configuration: configuration_data())\n")
+        if s.baseline:
+            decls = "".join(f"#ifdef HAVE_{i.upper()}\nfloat {s.name}_{i}(const float *x, size_t n);\n#endif\n"
+                            for i in isets)
+            checks = "".join(f"#ifdef HAVE_{i.upper()}\n    if (__builtin_cpu_supports(\"{SIMD_CPU[i]}\")) "
+                             f"return {s.name}_{i}(x, n);\n#endif\n" for i in isets)
+            (dest / f"disp_{s.name}.c").write_text(SIMD_DISP.format(name=s.name, decls=decls, checks=checks))
+            disp += [f"disp_{s.name}.c", f"{s.name}_base.c"]
+    lines.append(f"disp = static_library('disp', {meson_list(disp)}, link_with: simd_libs, c_args: ['-O3'])\n"
+                 "executable('scale_main', 'main.c', link_with: disp)\n")
+    (dest / "meson.build").write_text("".join(lines))
+    return dest
+
+
+# --------------------------------------------------------------------------- (d) no dispatch
+
+
+def make_plain(dest: Path, srcs: list[Source]) -> Path:
+    write_common(dest, "plain", srcs, "{}")
+    (dest / "meson.build").write_text(
+        "project('scale', 'c', default_options: ['buildtype=release'])\n"
+        f"add_project_arguments({', '.join(repr(f) for f in BASELINE_FLAGS)}, language: 'c')  # numpy's min\n"
+        f"kernels = static_library('kernels', {meson_list([f'{s.name}.dispatch.c' for s in srcs])}, "
+        "c_args: ['-O3'])\n"
+        "executable('scale_main', 'main.c', link_with: kernels)\n")
+    return dest
+
+
+def make(variant: str, dest: Path, n: int, fork_tree: Path | None = None) -> Path:
+    srcs = sources(n)
+    if variant == "ccopt":
+        return make_ccopt(dest, srcs)
+    if variant == "fork":
+        if fork_tree is None:
+            raise ValueError("the fork variant needs numpy's unpacked sdist")
+        return make_fork(dest, srcs, fork_tree)
+    if variant == "simd":
+        return make_simd(dest, srcs)
+    return make_plain(dest, srcs)

@@ -3,23 +3,24 @@ cache hit would pay on every configure.  CPython's own implementation gives the 
 
 from __future__ import annotations
 
-import importlib
-from typing import Any, Callable, Protocol
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Callable, Protocol
+
+    class _Hash(Protocol):
+        def update(self, data: bytes, /) -> None: ...
+
+        def hexdigest(self) -> str: ...
+
 
 __all__ = ["sha256"]
 
 
-class _Hash(Protocol):
-    def update(self, data: bytes, /) -> None: ...
-
-    def hexdigest(self) -> str: ...
-
-
 def _pick() -> Callable[..., _Hash]:
-    for module in ("_sha2", "_sha256"):  # CPython >= 3.12, CPython <= 3.11
+    for module in ("_sha2", "_sha256"):  # CPython >= 3.12, CPython <= 3.11 (importlib not needed)
         try:
-            found: Any = importlib.import_module(module).sha256
-            return found  # type: ignore[no-any-return]
+            found: Callable[..., _Hash] = __import__(module).sha256
+            return found
         except (ImportError, AttributeError):
             continue
     import hashlib  # any other Python

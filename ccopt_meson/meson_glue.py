@@ -25,12 +25,18 @@ from __future__ import annotations
 import os
 import re
 import sys
-from pathlib import Path
-from typing import NamedTuple, Sequence
 
 from . import cache, dispatch, emit, fsio, pipeline
 from .errors import InputError
 from .records import Detection, Request
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import NamedTuple, Sequence, Union
+
+    StrPath = Union[str, "os.PathLike[str]"]
+else:
+    from ._tuple import NamedTuple
 
 __all__ = ["ConfigureOptions", "TargetsOptions", "configure", "targets", "run_setup", "explicit_reconfigure",
            "parent_argv", "is_build_dir", "mark_for_reconfigure", "check_field", "RESERVED_HEADERS"]
@@ -42,22 +48,22 @@ _UNSAFE = re.compile(r"[\x00-\x1f\x7f]")
 
 
 class ConfigureOptions(NamedTuple):
-    output_dir: Path  # the subproject's build dir: ccopt_config.h goes here
-    build_dir: Path | None = None  # where the cache lives (default: output_dir)
+    output_dir: StrPath  # the subproject's build dir: ccopt_config.h goes here
+    build_dir: StrPath | None = None  # where the cache lives (default: output_dir)
     flush: bool = False
     write_config: bool = False
 
 
 class TargetsOptions(NamedTuple):
     sources: tuple[str, ...]
-    feature_file: Path
-    output_dir: Path | None = None  # default: the calling meson.build's build dir
+    feature_file: StrPath
+    output_dir: StrPath | None = None  # default: the calling meson.build's build dir
 
 
 def parent_argv() -> list[str] | None:
     """The parent process's command line, where the OS tells it (Linux)."""
     try:
-        raw = fsio.read_bounded(Path(f"/proc/{os.getppid()}/cmdline"), 1 << 20, "parent command line")
+        raw = fsio.read_bounded(f"/proc/{os.getppid()}/cmdline", 1 << 20, "parent command line")
     except (OSError, InputError):
         return None
     return [a.decode("utf-8", "replace") for a in raw.split(b"\0") if a]
@@ -71,20 +77,22 @@ def explicit_reconfigure(argv: Sequence[str] | None) -> bool:
     return any(a in ("--reconfigure", "--clearcache") for a in argv)
 
 
-def is_build_dir(path: Path) -> bool:
+def is_build_dir(path: StrPath) -> bool:
     """Is ``path`` a configured Meson build directory?"""
-    return (path / "meson-private" / "coredata.dat").is_file()
+    return os.path.isfile(os.path.join(path, "meson-private", "coredata.dat"))
 
 
-def mark_for_reconfigure(build_dir: Path) -> None:
+def mark_for_reconfigure(build_dir: StrPath) -> None:
     """build.ninja depends on coredata.dat: touching it makes the next ninja reconfigure."""
-    coredata = build_dir / "meson-private" / "coredata.dat"
-    if coredata.is_file():
+    coredata = os.path.join(build_dir, "meson-private", "coredata.dat")
+    if os.path.isfile(coredata):
         os.utime(coredata)
 
 
 def check_field(value: str, what: str, spaces: bool = False) -> str:
     """``value`` if the line protocol can carry it; an InputError naming ``what`` otherwise."""
+    if value.isascii() and value.isprintable() and (spaces or " " not in value):
+        return value  # the common case, checked at C speed: no control character, no space, nothing to escape
     bad = _UNSAFE.search(value) or (None if spaces else re.search(r"\s", value))
     if bad:
         raise InputError(f"{what} '{value.encode('unicode_escape').decode()[:80]}' contains "
@@ -105,7 +113,7 @@ def _args_field(args: Sequence[str], what: str) -> str:
 # --------------------------------------------------------------------------- configure
 
 
-def _configure_lines(det: Detection, path: Path) -> list[str]:
+def _configure_lines(det: Detection, path: str) -> list[str]:
     base_args = det.baseline_args()
     lines = [
         ("arch", det.arch),
@@ -115,7 +123,7 @@ def _configure_lines(det: Detection, path: Path) -> list[str]:
         ("dispatch_names", " ".join(det.dispatch)),
         ("cache_hit", "true" if det.cache_hit else "false"),
         ("probes", str(det.probes)),
-        ("feature_file", check_field(str(path.resolve()), "build directory", spaces=True)),
+        ("feature_file", check_field(os.path.realpath(path), "build directory", spaces=True)),
     ]
     # every enabled target gets its line (no @targets policy applies here: no tie filter)
     for name in det.dispatch:
@@ -130,10 +138,10 @@ def configure(req: Request, opts: ConfigureOptions) -> int:
     cache_dir = opts.build_dir or opts.output_dir
     det = pipeline.detect(req, build_dir=cache_dir, flush_first=flush)
     if opts.write_config:
-        emit.write_if_changed(opts.output_dir / "ccopt_config.h", emit.config_header(det))
+        emit.write_if_changed(os.path.join(opts.output_dir, "ccopt_config.h"), emit.config_header(det))
     for note in det.notes:  # stdout is for meson.build; notes land in meson-log.txt
         print(f"ccopt-meson: note: {note}", file=sys.stderr)
-    lines = _configure_lines(det, cache.cache_path(cache_dir, req.lang))
+    lines = _configure_lines(det, cache.cache_file(cache_dir, req.lang))
     sys.stdout.write("\n".join(lines) + "\n")
     return 0
 
@@ -143,19 +151,18 @@ def configure(req: Request, opts: ConfigureOptions) -> int:
 
 def _library_name(source: str, target: str, taken: set[str]) -> str:
     """``dot.dispatch.c`` + ``AVX2`` -> ``dot_dispatch_c_AVX2`` (Meson's underscorify), unique."""
-    path = Path(source)
-    stem = re.sub(r"[^A-Za-z0-9_]", "_", path.name)
+    stem = re.sub(r"[^A-Za-z0-9_]", "_", fsio.base_name(source))
     name = f"{stem}_{target}"
     if name in taken:  # same file name in two directories
-        name = f"{re.sub(r'[^A-Za-z0-9_]', '_', path.parent.name)}_{name}"
+        name = f"{re.sub(r'[^A-Za-z0-9_]', '_', fsio.base_name(os.path.dirname(source)))}_{name}"
     taken.add(name)
     return name
 
 
-def _header_path(source: str, out_dir: Path) -> Path:
+def _header_path(source: str, out_dir: StrPath) -> str:
     """Where ``<source>.h`` goes; refused when it would shadow, replace or overwrite what is not ours."""
     name = emit.header_name(source)
-    path = out_dir / name
+    path = os.path.join(out_dir, name)
     if name in RESERVED_HEADERS:
         raise InputError(f"dispatch source '{source}' would generate {name}, which is one of ccopt-meson's own "
                          "headers; rename the source")
@@ -163,8 +170,8 @@ def _header_path(source: str, out_dir: Path) -> Path:
         raise InputError(f"dispatch source '{source}' would be replaced by its own generated header; "
                          "rename it (e.g. to NAME.dispatch.c) or pass another --output-dir")
     if not fsio.generated_by_us(path):
-        raise InputError(f"{path} exists and was not generated by ccopt-meson; it would be overwritten by the "
-                         f"header of '{source}': move it, rename the source, or pass another --output-dir")
+        raise InputError(f"{fsio.show_path(path)} exists and was not generated by ccopt-meson; it would be overwritten "
+                         f"by the header of '{source}': move it, rename the source, or pass another --output-dir")
     return path
 
 
@@ -195,17 +202,18 @@ def targets(opts: TargetsOptions) -> int:
     return 0
 
 
-def _caller_build_dir() -> Path:
+def _caller_build_dir() -> str:
     root = os.environ.get("MESON_BUILD_ROOT")
     if not root:
         raise InputError("--output-dir is required outside Meson (MESON_BUILD_ROOT is not set)")
-    return Path(root) / os.environ.get("MESON_SUBDIR", "")
+    return os.path.join(root, os.environ.get("MESON_SUBDIR", ""))
 
 
-def _read_feature_file(path: Path) -> Detection:
+def _read_feature_file(path: StrPath) -> Detection:
     if not cache.is_cache_name(path):
-        raise InputError(f"--feature-file: '{path}' is not a ccopt feature file (ccopt-features.json)")
-    return pipeline.read_file(path, f"'ccopt-meson detect --build-dir {path.parent}' or configure first")
+        raise InputError(f"--feature-file: '{fsio.show_path(path)}' is not a ccopt feature file (ccopt-features.json)")
+    parent = os.path.dirname(os.fspath(path)) or "."  # Path(path).parent without pathlib
+    return pipeline.read_file(path, f"'ccopt-meson detect --build-dir {parent}' or configure first")
 
 
 # --------------------------------------------------------------------------- setup
@@ -223,7 +231,7 @@ def run_setup(args: Sequence[str]) -> int:
     args = list(args[1:]) if args[:1] == ["--"] else list(args)
     flushing = any(a in FLUSH_FLAGS for a in args)
     for cand in (a for a in args if not a.startswith("-")) if flushing else ():
-        if is_build_dir(Path(cand)):
+        if is_build_dir(cand):
             cache.flush(cand)
     # Meson's own configure run sees CCOPT_FLUSH too, on every OS (no /proc needed).
     env = dict(os.environ, CCOPT_FLUSH="1") if flushing else None

@@ -10,15 +10,22 @@ merging).  It never names a feature: adding one is a data change.
 
 from __future__ import annotations
 
-import functools
 import json
 import os
 import re
-from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping, NamedTuple, Sequence, TypeVar
 
 from ._sha import sha256
 from .errors import InputError, TableError, did_you_mean
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pathlib import Path
+    from typing import Any, Callable, Iterable, Mapping, NamedTuple, Sequence, TypeVar
+
+    F = TypeVar("F", bound=Callable[..., Any])
+else:
+    from ._tuple import NamedTuple
+
 
 __all__ = [
     "DATA_DIR",
@@ -37,16 +44,34 @@ __all__ = [
     "table_for",
     "normalize_flags",
     "data_digest",
+    "data_stamp",
+    "data_files",
     "validate_schema",
     "read_json",
+    "data_file",
     "all_names_of",
     "picks_cpu",
     "native_flags_anywhere",
 ]
 
-DATA_DIR = Path(__file__).resolve().parent / "data"
-FEATURES_DIR = DATA_DIR / "features"
-PROBES_DIR = DATA_DIR / "probes"
+# Plain strings: pathlib imports re, fnmatch and urllib, about a Python start-up on the cache-hit path.
+_DATA = os.path.join(os.path.dirname(os.path.realpath(__file__)), "data")
+_FEATURES = os.path.join(_DATA, "features")
+_PROBES = os.path.join(_DATA, "probes")
+_DIRS = {"DATA_DIR": _DATA, "FEATURES_DIR": _FEATURES, "PROBES_DIR": _PROBES}
+if TYPE_CHECKING:
+    DATA_DIR: Path
+    FEATURES_DIR: Path
+    PROBES_DIR: Path
+
+
+def __getattr__(name: str) -> Path:
+    """``DATA_DIR``, ``FEATURES_DIR``, ``PROBES_DIR`` as ``Path`` objects, made on first use."""
+    if name in _DIRS:
+        from pathlib import Path
+
+        return Path(_DIRS[name])
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 # Records are NamedTuples, not dataclasses: immutable all the same, and importing
@@ -68,7 +93,9 @@ class Feature(NamedTuple):
 
     @property
     def probe(self) -> Path:
-        return PROBES_DIR / self.family / f"{self.name.lower()}.c"
+        from pathlib import Path
+
+        return Path(_PROBES, self.family, f"{self.name.lower()}.c")
 
 
 class ExtraCheck(NamedTuple):
@@ -80,7 +107,9 @@ class ExtraCheck(NamedTuple):
 
     @property
     def probe(self) -> Path:
-        return PROBES_DIR / self.family / f"extra_{self.name.lower()}.c"
+        from pathlib import Path
+
+        return Path(_PROBES, self.family, f"extra_{self.name.lower()}.c")
 
 
 class Machine(NamedTuple):
@@ -114,13 +143,40 @@ class CompilerSpec(NamedTuple):
 # --------------------------------------------------------------------------- loading
 
 
-def read_json(path: Path) -> Any:
+def data_file(name: str) -> str:
+    """The path of a file under ``data/`` (``name`` with ``/`` separators)."""
+    return os.path.join(_DATA, *name.split("/"))
+
+
+def read_json(path: str | os.PathLike[str]) -> Any:
     """A JSON data file of the package (tables, schemas)."""
     try:
         with open(path, encoding="utf-8") as fh:
             return json.load(fh)
     except (OSError, ValueError) as exc:
-        raise TableError(f"cannot read feature table {path.name}: {exc}") from exc
+        raise TableError(f"cannot read feature table {os.path.basename(path)}: {exc}") from exc
+
+
+def _cached(fn: F) -> F:
+    """``functools.cache`` (with its ``cache_clear``) without importing functools and collections."""
+    memo: dict[Any, Any] = {}
+
+    def wrapper(*args: Any) -> Any:
+        try:
+            return memo[args]
+        except KeyError:
+            value = memo[args] = fn(*args)
+            return value
+
+    _wraps(wrapper, fn)
+    wrapper.cache_clear = memo.clear  # type: ignore[attr-defined]
+    return wrapper  # type: ignore[return-value]
+
+
+def _wraps(wrapper: Callable[..., Any], fn: Callable[..., Any]) -> None:
+    for attr in ("__module__", "__name__", "__qualname__", "__doc__"):
+        setattr(wrapper, attr, getattr(fn, attr))
+    wrapper.__wrapped__ = fn  # type: ignore[attr-defined]
 
 
 _TYPES: Mapping[str, Callable[[Any], bool]] = {
@@ -187,25 +243,21 @@ def validate_schema(value: Any, schema: Mapping[str, Any], defs: Mapping[str, An
                 validate_schema(item, extra, defs, f"{where}.{key[:40]}")
 
 
-@functools.cache
+@_cached
 def _raw_family(family: str) -> Mapping[str, Any]:
-    return read_json(FEATURES_DIR / f"{family}.json")  # type: ignore[no-any-return]
+    return read_json(os.path.join(_FEATURES, f"{family}.json"))  # type: ignore[no-any-return]
 
 
 def validate_family(family: str) -> None:
     """Check one table against ``data/schema.json`` (the tests do it for every table)."""
-    schema = read_json(DATA_DIR / "schema.json")
+    schema = read_json(os.path.join(_DATA, "schema.json"))
     validate_schema(_raw_family(family), schema, schema["definitions"], f"{family}.json")
-
-
-F = TypeVar("F", bound=Callable[..., Any])
 
 
 def _checked(fn: F) -> F:
     """Loading skips the schema check (it runs on every configure); a malformed table still
     ends in a TableError that names the problem, never in a KeyError traceback."""
 
-    @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return fn(*args, **kwargs)
@@ -214,15 +266,16 @@ def _checked(fn: F) -> F:
                 validate_family(fam)
             raise TableError(f"the feature tables are inconsistent: {exc!r}") from exc
 
+    _wraps(wrapper, fn)
     return wrapper  # type: ignore[return-value]
 
 
-@functools.cache
+@_cached
 def families() -> tuple[str, ...]:
-    return tuple(sorted(p.stem for p in FEATURES_DIR.glob("*.json")))
+    return tuple(sorted(n[:-5] for n in os.listdir(_FEATURES) if n.endswith(".json") and not n.startswith(".")))
 
 
-@functools.cache
+@_cached
 @_checked
 def machines() -> tuple[Machine, ...]:
     """Every machine of every family, in detection order."""
@@ -242,10 +295,10 @@ def machines() -> tuple[Machine, ...]:
     return tuple(out)
 
 
-@functools.cache
+@_cached
 def host_data() -> Mapping[str, Any]:
     """Facts about naming the machine this helper runs on (``data/host.json``)."""
-    return read_json(DATA_DIR / "host.json")  # type: ignore[no-any-return]
+    return read_json(os.path.join(_DATA, "host.json"))  # type: ignore[no-any-return]
 
 
 def machine_by_name(name: str) -> Machine:
@@ -260,7 +313,7 @@ def machine_by_name(name: str) -> Machine:
     )
 
 
-@functools.cache
+@_cached
 @_checked
 def all_feature_names() -> Mapping[str, str]:
     """Feature (and extra check) name -> family, over every table."""
@@ -276,14 +329,14 @@ def family_of(name: str) -> str | None:
     return all_feature_names().get(name)
 
 
-@functools.cache
+@_cached
 def all_names_of(family: str) -> frozenset[str]:
     """Feature and extra-check names of one family: what a cache file may name."""
     raw = _raw_family(family)
     return frozenset([*(f["name"] for f in raw["features"]), *(e["name"] for e in raw["extra_checks"])])
 
 
-@functools.cache
+@_cached
 def _arch_selecting() -> tuple[re.Pattern[str], ...]:
     return tuple(re.compile(p) for p in compilers_data()["arch_selecting_args"]["patterns"])
 
@@ -293,15 +346,15 @@ def picks_cpu(arg: str) -> bool:
     return any(p.search(arg) for p in _arch_selecting())
 
 
-@functools.cache
+@_cached
 def native_flags_anywhere() -> frozenset[str]:
     """Every native flag of every family and compiler style (``-march=native``, ``-xHost``, ...)."""
     return frozenset(f for fam in families() for flags in _raw_family(fam)["native_flag"].values() for f in flags)
 
 
-@functools.cache
+@_cached
 def compilers_data() -> Mapping[str, Any]:
-    return read_json(DATA_DIR / "compilers.json")  # type: ignore[no-any-return]
+    return read_json(os.path.join(_DATA, "compilers.json"))  # type: ignore[no-any-return]
 
 
 def compiler_spec(compiler_id: str) -> CompilerSpec:
@@ -420,7 +473,7 @@ def table_for(machine: str, compiler_id: str) -> Table:
     return _table_for(machine, compiler_id)
 
 
-@functools.cache
+@_cached
 @_checked
 def _table_for(machine_name: str, compiler_id: str) -> Table:
     machine = machine_by_name(machine_name)
@@ -506,16 +559,35 @@ def normalize_flags(flags: Sequence[str], conflicts: Sequence[Mapping[str, Any]]
 # --------------------------------------------------------------------------- digest
 
 
-@functools.cache
+def data_files() -> list[tuple[str, str]]:
+    """(name under ``data/``, full path) of every table, schema and probe source, sorted by name."""
+    return sorted(
+        (os.path.relpath(os.path.join(top, name), _DATA).replace(os.sep, "/"), os.path.join(top, name))
+        for top, _, names in os.walk(_DATA) for name in names if name.endswith((".json", ".c", ".h"))
+    )
+
+
+def data_stamp() -> tuple[str, int]:
+    """What the file system says about the data files, and the newest change time among them (ns).
+
+    Any edit, replacement, addition or removal of a file changes the stamp: size,
+    modification and change times, inode.  It costs a few dozen ``stat`` calls,
+    where ``data_digest`` reads and hashes every file.
+    """
+    facts: list[tuple[object, ...]] = [(_DATA,)]
+    newest = 0
+    for rel, full in data_files():
+        st = os.stat(full)
+        facts.append((rel, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev))
+        newest = max(newest, st.st_mtime_ns, st.st_ctime_ns)
+    return sha256(repr(facts).encode("utf-8", "surrogateescape")).hexdigest(), newest
+
+
+@_cached
 def data_digest() -> str:
     """sha256 over every table, schema and probe source: part of the cache key."""
-    root = str(DATA_DIR)
-    files = sorted(
-        (os.path.relpath(os.path.join(top, name), root).replace(os.sep, "/"), os.path.join(top, name))
-        for top, _, names in os.walk(root) for name in names if name.endswith((".json", ".c", ".h"))
-    )
     h = sha256()
-    for rel, full in files:  # os.walk and open: this runs on every cache hit, so no pathlib
+    for rel, full in data_files():
         with open(full, "rb") as fh:
             h.update(rel.encode() + b"\0" + fh.read() + b"\0")
     return h.hexdigest()

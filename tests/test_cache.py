@@ -285,10 +285,10 @@ def test_flush_that_cannot_delete(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     path = cache.cache_path(tmp_path)
     path.write_text("")
 
-    def refuse(self: Path, missing_ok: bool = False) -> None:
+    def refuse(target: object, *args: object, **kwargs: object) -> None:
         raise PermissionError(13, "Permission denied")
 
-    monkeypatch.setattr(Path, "unlink", refuse)
+    monkeypatch.setattr(cache.os, "unlink", refuse)  # cache deletes through os (no pathlib on the hit path)
     with pytest.raises(CacheError, match=f"^cannot delete {re.escape(str(path))}: Permission denied$"):
         cache.flush(tmp_path)
 

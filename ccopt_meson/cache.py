@@ -144,12 +144,17 @@ def _is_digest(value: object) -> bool:
     return isinstance(value, str) and len(value) == 64 and all(c in "0123456789abcdef" for c in value)
 
 
+def _cpu_identity() -> str:
+    from .host import cpu_identity
+
+    return cpu_identity()
+
+
 def keys(req: Request, baseline: str, dispatch: str, native: bool,
          memo_dir: str | os.PathLike[str] | None = None) -> tuple[str, str]:
     """(key, probe key) of a request whose expressions normalise to ``baseline``/``dispatch``;
     ``memo_dir`` (the build dir) keeps the data digest between runs."""
     from .compiler import binary_identity
-    from .host import cpu_identity
     from .version import __version__
 
     compiler = ("v2", __version__, _memo_digest(memo_dir), req.command, binary_identity(req.command), req.args,
@@ -157,7 +162,7 @@ def keys(req: Request, baseline: str, dispatch: str, native: bool,
     request = (compiler, req.cross, baseline, dispatch, req.disable_optimization, req.debug_build,
                tuple(sorted(n.upper() for n in req.explain)),
                # 'native' answers for this CPU: a build dir taken to another machine must not reuse it
-               cpu_identity() if native else None)
+               _cpu_identity() if native else None)
     return _digest(request), _digest(compiler)
 
 

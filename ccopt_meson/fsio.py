@@ -41,10 +41,15 @@ def base_name(path: StrPath) -> str:
 
 
 def show_path(path: StrPath) -> str:
-    """``str(Path(path))``, the form every message quotes (error paths only: it imports pathlib)."""
-    from pathlib import Path
+    """``str(Path(path))``, the form messages and reports quote; without pathlib on POSIX."""
+    text = os.fspath(path)
+    if os.name != "posix":
+        from pathlib import Path
 
-    return str(Path(path))
+        return str(Path(path))
+    # PurePosixPath: empty and '.' parts dropped, and a root of exactly two slashes kept (POSIX allows it a meaning)
+    root = "//" if text[:2] == "//" and text[2:3] != "/" else "/" if text[:1] == "/" else ""
+    return root + "/".join(p for p in text.split("/") if p and p != ".") or "."
 
 
 def read_bounded(path: StrPath, limit: int, what: str) -> bytes:

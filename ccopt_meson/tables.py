@@ -561,10 +561,22 @@ def normalize_flags(flags: Sequence[str], conflicts: Sequence[Mapping[str, Any]]
 
 def data_files() -> list[tuple[str, str]]:
     """(name under ``data/``, full path) of every table, schema and probe source, sorted by name."""
-    return sorted(
-        (os.path.relpath(os.path.join(top, name), _DATA).replace(os.sep, "/"), os.path.join(top, name))
-        for top, _, names in os.walk(_DATA) for name in names if name.endswith((".json", ".c", ".h"))
-    )
+    out: list[tuple[str, str]] = []
+    todo = [""]
+    while todo:  # os.scandir, not os.walk and os.path.relpath: this runs on every cache hit
+        sub = todo.pop()
+        try:
+            entries = list(os.scandir(os.path.join(_DATA, sub) if sub else _DATA))
+        except OSError:  # as os.walk has it: an unreadable directory is skipped
+            continue
+        for e in entries:
+            rel = f"{sub}/{e.name}" if sub else e.name
+            if e.is_dir():
+                if not e.is_symlink():  # os.walk does not follow links to directories
+                    todo.append(rel)
+            elif e.name.endswith((".json", ".c", ".h")):
+                out.append((rel, e.path))
+    return sorted(out)
 
 
 def data_stamp() -> tuple[str, int]:

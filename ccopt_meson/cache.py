@@ -26,7 +26,6 @@ import os
 import sys
 
 from . import fsio
-from ._sha import sha256
 from .errors import CacheError, InputError
 from .records import Outcome, Probed, Request
 
@@ -100,6 +99,8 @@ def find(build_dir: str | os.PathLike[str]) -> list[Path]:
 
 def _digest(factors: Any) -> str:
     # repr of plain tuples/str/int/bool/None is stable and needs no JSON encoder on the hit path
+    from ._sha import sha256  # the key only: 'targets' and 'report' read the cache without one
+
     return sha256(repr(factors).encode("utf-8", "surrogateescape")).hexdigest()
 
 

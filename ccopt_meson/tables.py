@@ -14,7 +14,6 @@ import json
 import os
 import re
 
-from ._sha import sha256
 from .errors import InputError, TableError, did_you_mean
 
 TYPE_CHECKING = False
@@ -586,6 +585,8 @@ def data_stamp() -> tuple[str, int]:
     modification and change times, inode.  It costs a few dozen ``stat`` calls,
     where ``data_digest`` reads and hashes every file.
     """
+    from ._sha import sha256  # the cache key only
+
     facts: list[tuple[object, ...]] = [(_DATA,)]
     newest = 0
     for rel, full in data_files():
@@ -598,6 +599,8 @@ def data_stamp() -> tuple[str, int]:
 @_cached
 def data_digest() -> str:
     """sha256 over every table, schema and probe source: part of the cache key."""
+    from ._sha import sha256
+
     h = sha256()
     for rel, full in data_files():
         with open(full, "rb") as fh:

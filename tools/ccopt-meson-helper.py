@@ -11,6 +11,6 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from ccopt_meson.cli import main  # noqa: E402
+from ccopt_meson.cli import run  # noqa: E402
 
-raise SystemExit(main())
+raise SystemExit(run())

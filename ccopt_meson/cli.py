@@ -446,7 +446,7 @@ def _quick_parse(args: Sequence[str]) -> _Options | None:
                 value = next(words, "-")
                 if value.startswith("-"):  # missing, or a word argparse would take for an option
                     return None
-            if choices is not None and value not in choices:
+            if (choices is not None and value not in choices) or value == "--":  # argparse drops a '--' value
                 return None
             values[dest] = [*(values[dest] or []), value] if action == "append" else value
         seen.add(dest)

@@ -139,7 +139,7 @@ WORDS = ["--cc", "--cc-arg", "--args", "--arg", "--lang", "--compiler-id", "--co
          "--cross", "--baseline", "--dispatch", "--disable-optimization", "--debug-build", "--build-dir", "--flush",
          "--json", "--output-dir", "--write-config", "--feature-file", "--arch", "--help", "--", "--comp", "-h",
          "--cc=gcc", "--lang=cpp", "--lang=fortran", "--cross=yes", "--cross=maybe", "--json=1", "--arg=-O2",
-         "--baseline=", "c", "cpp", "yes", "auto", "gcc", "-O2", "-avx2", "max -xop", "a.c", "b.dispatch.c",
+         "--baseline=", "--cc=--", "c", "cpp", "yes", "auto", "gcc", "-O2", "-avx2", "max -xop", "a.c", "b.dispatch.c",
          "build", "avx2", "", " ", "-", "--baseline", "--arg"]
 COMMANDS = ["detect", "explain", "configure", "targets", "report", "flush", "features"]
 

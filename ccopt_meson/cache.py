@@ -110,13 +110,13 @@ _DIGEST_MEMO = "ccopt-data-digest.json"
 _SETTLED_NS = 2 * 10**9
 
 
-def _memo_digest(memo_dir: str | os.PathLike[str] | None) -> str:
+def _memo_digest(memo_dir: str | os.PathLike[str] | None, refresh: bool = False) -> str:
     """``tables.data_digest()``, memoised in ``memo_dir`` under the data files' stat stamp.
 
     A cache hit then stats the data files instead of reading and hashing them all.  The memo
     only ever saves a re-hash: with a stamp that does not match the files, it is not used, and a
     forged memo can at worst make a hit of verdicts that any edit of the cache file could fake
-    too; flags and headers still come from the tables.
+    too; flags and headers still come from the tables.  ``refresh`` (a flush) hashes again.
     """
     from .tables import data_digest, data_stamp
 
@@ -125,7 +125,7 @@ def _memo_digest(memo_dir: str | os.PathLike[str] | None) -> str:
     stamp, newest = data_stamp()
     path = os.path.join(memo_dir, _DIGEST_MEMO)
     try:
-        memo = json.loads(fsio.read_bounded(path, 4096, "data digest").decode("utf-8"))
+        memo = None if refresh else json.loads(fsio.read_bounded(path, 4096, "data digest").decode("utf-8"))
     except (OSError, ValueError, InputError):
         memo = None
     if isinstance(memo, dict) and memo.get("stamp") == stamp and _is_digest(memo.get("digest")):
@@ -152,13 +152,13 @@ def _cpu_identity() -> str:
 
 
 def keys(req: Request, baseline: str, dispatch: str, native: bool,
-         memo_dir: str | os.PathLike[str] | None = None) -> tuple[str, str]:
+         memo_dir: str | os.PathLike[str] | None = None, refresh: bool = False) -> tuple[str, str]:
     """(key, probe key) of a request whose expressions normalise to ``baseline``/``dispatch``;
-    ``memo_dir`` (the build dir) keeps the data digest between runs."""
+    ``memo_dir`` (the build dir) keeps the data digest between runs, ``refresh`` ignores it."""
     from .compiler import binary_identity
     from .version import __version__
 
-    compiler = ("v2", __version__, _memo_digest(memo_dir), req.command, binary_identity(req.command), req.args,
+    compiler = ("v2", __version__, _memo_digest(memo_dir, refresh), req.command, binary_identity(req.command), req.args,
                 req.lang, req.compiler_id, req.compiler_version, req.cpu_family)
     request = (compiler, req.cross, baseline, dispatch, req.disable_optimization, req.debug_build,
                tuple(sorted(n.upper() for n in req.explain)),
@@ -294,8 +294,17 @@ def discard(path: str | os.PathLike[str]) -> bool:
 
 
 def flush(build_dir: str | os.PathLike[str]) -> list[Path]:
-    """Delete our cache files under ``build_dir``; the next detection probes again."""
-    return [p for p in find(build_dir) if discard(p)]
+    """Delete our cache files under ``build_dir`` (and the data digest memo beside each); the next
+    detection probes again."""
+    removed = [p for p in find(build_dir) if discard(p)]
+    for folder in {p.parent for p in removed}:
+        memo = folder / _DIGEST_MEMO
+        if fsio.generated_by_us(memo):
+            try:
+                memo.unlink()
+            except OSError:
+                pass  # only ever a re-hash saved
+    return removed
 
 
 def iter_stored(build_dir: Path) -> Iterator[tuple[Path, Stored]]:

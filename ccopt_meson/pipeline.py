@@ -200,7 +200,7 @@ def detect(req: Request, build_dir: str | os.PathLike[str] | None = None, flush_
     _check(req)
     base_tokens, disp_tokens = _tokens(req)
     key, probe_key = cache.keys(req, render_tokens(base_tokens), render_tokens(disp_tokens),
-                                _wants_native(req, base_tokens + disp_tokens), build_dir)
+                                _wants_native(req, base_tokens + disp_tokens), build_dir, flush_first)
     path = cache.cache_file(build_dir, req.lang) if build_dir is not None else None
     stored = None
     if path is not None:

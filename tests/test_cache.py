@@ -232,6 +232,18 @@ def test_an_unusable_memo_is_only_a_rehash(fake: Callable[..., Any], tmp_path: P
     assert doc["cache"]["hit"] is True and doc["cache"]["key"] == first["cache"]["key"]
 
 
+def test_a_flush_hashes_the_data_again_and_removes_the_memo(fake: Callable[..., Any], tmp_path: Path,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(cache, "_SETTLED_NS", -(10**12))
+    detect_doc(REQ, build_dir=tmp_path, runner=fake())
+    memo = tmp_path / "ccopt-data-digest.json"
+    good = json.loads(memo.read_text())
+    memo.write_text(json.dumps({**good, "digest": "0" * 64}))  # a memo gone wrong
+    assert detect(REQ, build_dir=tmp_path, flush_first=True, runner=fake()).cache_hit is False
+    assert json.loads(memo.read_text())["digest"] == good["digest"]
+    assert flush(tmp_path) == [cache_path(tmp_path)] and not memo.exists()
+
+
 # --------------------------------------------------------------------------- faults of the cache file, through the CLI
 
 

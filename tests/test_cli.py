@@ -6,6 +6,8 @@ import contextlib
 import io
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -188,3 +190,49 @@ def test_meson_and_scripted_command_lines_take_the_quick_path(args: list[str]) -
 ])
 def test_anything_else_goes_to_argparse(args: list[str]) -> None:
     assert cli_module._quick_parse(args) is None
+
+
+# --------------------------------------------------------------------------- what a cache hit imports
+# Not a timing test: it pins the modules a hit of the commands Meson runs loads (its cost is about one
+# Python start-up), so a stray import of typing or pathlib shows up as a failure, not as a slower README.
+
+FAKE_CC = ROOT / "tests" / "fakecc"
+# Each costs a good part of a Python start-up on this path (pathlib brings urllib.parse and ipaddress; signal
+# builds enums), or starts processes (probe).  re and json (with enum, functools, collections) are allowed: the
+# data's patterns and the cache are read with them.
+HEAVY = {"typing", "pathlib", "urllib", "ipaddress", "argparse", "shlex", "signal", "hashlib", "subprocess",
+         "threading", "tempfile", "ccopt_meson.probe"}
+
+
+def _run(args: list[str]) -> tuple[str, set[str]]:
+    """``main(args)`` in a fresh ``python -S`` (as Meson runs the helper): its output and the modules it loaded."""
+    code = ("import sys; sys.path.insert(0, sys.argv[1]); from ccopt_meson.cli import main; rc = main(sys.argv[2:]); "
+            "sys.stdout.flush(); sys.stderr.write('\\n'.join(['MODULES', *sys.modules])); sys.exit(rc)")
+    r = subprocess.run([sys.executable, "-S", "-c", code, str(ROOT), *args], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    return r.stdout, set(r.stderr.split("MODULES\n", 1)[1].splitlines())
+
+
+@pytest.fixture
+def configured(tmp_path: Path) -> list[str]:
+    args = ["configure", "--lang", "c", "--output-dir", str(tmp_path), "--compiler-id", "gcc", "--compiler-version",
+            "12.2.0", "--cpu-family", "x86_64", "--cross", "no", "--baseline", "min", "--dispatch", "max -xop",
+            "--write-config", f"--cc-arg={FAKE_CC / 'instant'}", "--arg=-O2"]
+    out, _ = _run(args)
+    assert "cache_hit\tfalse" in out
+    return args
+
+
+def test_a_configure_hit_imports_nothing_heavy(configured: list[str]) -> None:
+    out, modules = _run(configured)
+    assert "cache_hit\ttrue" in out
+    assert not modules & HEAVY
+
+
+def test_targets_imports_nothing_heavy(configured: list[str], tmp_path: Path) -> None:
+    source = tmp_path / "kern.dispatch.c"
+    source.write_text("/*@targets $maxopt baseline avx2 (avx2 fma3) */\n", encoding="utf-8")
+    out, modules = _run(["targets", str(source), "--feature-file", str(tmp_path / "ccopt-features.json"),
+                         "--output-dir", str(tmp_path)])
+    assert "kern_dispatch_c_AVX2" in out
+    assert not modules & HEAVY

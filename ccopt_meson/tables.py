@@ -10,6 +10,7 @@ merging).  It never names a feature: adding one is a data change.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -156,28 +157,6 @@ def read_json(path: str | os.PathLike[str]) -> Any:
         raise TableError(f"cannot read feature table {os.path.basename(path)}: {exc}") from exc
 
 
-def _cached(fn: F) -> F:
-    """``functools.cache`` (with its ``cache_clear``) without importing functools and collections."""
-    memo: dict[Any, Any] = {}
-
-    def wrapper(*args: Any) -> Any:
-        try:
-            return memo[args]
-        except KeyError:
-            value = memo[args] = fn(*args)
-            return value
-
-    _wraps(wrapper, fn)
-    wrapper.cache_clear = memo.clear  # type: ignore[attr-defined]
-    return wrapper  # type: ignore[return-value]
-
-
-def _wraps(wrapper: Callable[..., Any], fn: Callable[..., Any]) -> None:
-    for attr in ("__module__", "__name__", "__qualname__", "__doc__"):
-        setattr(wrapper, attr, getattr(fn, attr))
-    wrapper.__wrapped__ = fn  # type: ignore[attr-defined]
-
-
 _TYPES: Mapping[str, Callable[[Any], bool]] = {
     "object": lambda v: isinstance(v, dict),
     "array": lambda v: isinstance(v, list),
@@ -242,7 +221,7 @@ def validate_schema(value: Any, schema: Mapping[str, Any], defs: Mapping[str, An
                 validate_schema(item, extra, defs, f"{where}.{key[:40]}")
 
 
-@_cached
+@functools.cache
 def _raw_family(family: str) -> Mapping[str, Any]:
     return read_json(os.path.join(_FEATURES, f"{family}.json"))  # type: ignore[no-any-return]
 
@@ -257,6 +236,7 @@ def _checked(fn: F) -> F:
     """Loading skips the schema check (it runs on every configure); a malformed table still
     ends in a TableError that names the problem, never in a KeyError traceback."""
 
+    @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return fn(*args, **kwargs)
@@ -265,16 +245,15 @@ def _checked(fn: F) -> F:
                 validate_family(fam)
             raise TableError(f"the feature tables are inconsistent: {exc!r}") from exc
 
-    _wraps(wrapper, fn)
     return wrapper  # type: ignore[return-value]
 
 
-@_cached
+@functools.cache
 def families() -> tuple[str, ...]:
     return tuple(sorted(n[:-5] for n in os.listdir(_FEATURES) if n.endswith(".json") and not n.startswith(".")))
 
 
-@_cached
+@functools.cache
 @_checked
 def machines() -> tuple[Machine, ...]:
     """Every machine of every family, in detection order."""
@@ -294,7 +273,7 @@ def machines() -> tuple[Machine, ...]:
     return tuple(out)
 
 
-@_cached
+@functools.cache
 def host_data() -> Mapping[str, Any]:
     """Facts about naming the machine this helper runs on (``data/host.json``)."""
     return read_json(os.path.join(_DATA, "host.json"))  # type: ignore[no-any-return]
@@ -312,7 +291,7 @@ def machine_by_name(name: str) -> Machine:
     )
 
 
-@_cached
+@functools.cache
 @_checked
 def all_feature_names() -> Mapping[str, str]:
     """Feature (and extra check) name -> family, over every table."""
@@ -328,14 +307,14 @@ def family_of(name: str) -> str | None:
     return all_feature_names().get(name)
 
 
-@_cached
+@functools.cache
 def all_names_of(family: str) -> frozenset[str]:
     """Feature and extra-check names of one family: what a cache file may name."""
     raw = _raw_family(family)
     return frozenset([*(f["name"] for f in raw["features"]), *(e["name"] for e in raw["extra_checks"])])
 
 
-@_cached
+@functools.cache
 def _arch_selecting() -> tuple[re.Pattern[str], ...]:
     return tuple(re.compile(p) for p in compilers_data()["arch_selecting_args"]["patterns"])
 
@@ -345,13 +324,13 @@ def picks_cpu(arg: str) -> bool:
     return any(p.search(arg) for p in _arch_selecting())
 
 
-@_cached
+@functools.cache
 def native_flags_anywhere() -> frozenset[str]:
     """Every native flag of every family and compiler style (``-march=native``, ``-xHost``, ...)."""
     return frozenset(f for fam in families() for flags in _raw_family(fam)["native_flag"].values() for f in flags)
 
 
-@_cached
+@functools.cache
 def compilers_data() -> Mapping[str, Any]:
     return read_json(os.path.join(_DATA, "compilers.json"))  # type: ignore[no-any-return]
 
@@ -472,7 +451,7 @@ def table_for(machine: str, compiler_id: str) -> Table:
     return _table_for(machine, compiler_id)
 
 
-@_cached
+@functools.cache
 @_checked
 def _table_for(machine_name: str, compiler_id: str) -> Table:
     machine = machine_by_name(machine_name)
@@ -596,7 +575,7 @@ def data_stamp() -> tuple[str, int]:
     return sha256(repr(facts).encode("utf-8", "surrogateescape")).hexdigest(), newest
 
 
-@_cached
+@functools.cache
 def data_digest() -> str:
     """sha256 over every table, schema and probe source: part of the cache key."""
     from ._sha import sha256

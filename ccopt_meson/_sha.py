@@ -3,25 +3,28 @@ cache hit would pay on every configure.  CPython's own implementation gives the 
 
 from __future__ import annotations
 
-import importlib
-from typing import Any, Callable, Protocol
+import sys
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Callable, Protocol
+
+    class _Hash(Protocol):
+        def update(self, data: bytes, /) -> None: ...
+
+        def hexdigest(self) -> str: ...
+
 
 __all__ = ["sha256"]
 
 
-class _Hash(Protocol):
-    def update(self, data: bytes, /) -> None: ...
-
-    def hexdigest(self) -> str: ...
-
-
 def _pick() -> Callable[..., _Hash]:
-    for module in ("_sha2", "_sha256"):  # CPython >= 3.12, CPython <= 3.11
-        try:
-            found: Any = importlib.import_module(module).sha256
-            return found  # type: ignore[no-any-return]
-        except (ImportError, AttributeError):
-            continue
+    # CPython >= 3.12 names it _sha2, before _sha256 (asked in that order: a failed import searches sys.path)
+    try:
+        found: Callable[..., _Hash] = __import__("_sha2" if sys.version_info >= (3, 12) else "_sha256").sha256
+        return found
+    except (ImportError, AttributeError):
+        pass
     import hashlib  # any other Python
 
     return hashlib.sha256

@@ -24,13 +24,18 @@ from __future__ import annotations
 import json
 import os
 import sys
-from pathlib import Path
-from typing import Any, Iterator, NamedTuple
 
 from . import fsio
-from ._sha import sha256
 from .errors import CacheError, InputError
 from .records import Outcome, Probed, Request
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pathlib import Path
+    from typing import Any, Iterator, NamedTuple
+else:
+    from ._tuple import NamedTuple
+
 
 __all__ = ["SCHEMA_VERSION", "MAX_BYTES", "Stored", "cache_path", "lang_of", "is_cache_name", "find", "keys",
            "load", "parse", "lookup", "store", "flush", "discard", "warn"]
@@ -55,26 +60,37 @@ def warn(message: str) -> None:
 # --------------------------------------------------------------------------- names
 
 
+def cache_file(build_dir: str | os.PathLike[str], lang: str = "c") -> str:
+    """``BUILD/ccopt-features.json`` for C, ``BUILD/ccopt-features-cpp.json`` for C++ (a cache hit's path:
+    a string, since pathlib costs about a Python start-up to import)."""
+    return os.path.join(build_dir, f"{_PREFIX}{_LANG_SUFFIX[lang]}{_SUFFIX}")
+
+
 def cache_path(build_dir: str | os.PathLike[str], lang: str = "c") -> Path:
-    """``BUILD/ccopt-features.json`` for C, ``BUILD/ccopt-features-cpp.json`` for C++."""
-    return Path(build_dir) / f"{_PREFIX}{_LANG_SUFFIX[lang]}{_SUFFIX}"
+    """``cache_file`` as a ``Path``."""
+    from pathlib import Path
+
+    return Path(cache_file(build_dir, lang))
 
 
-def lang_of(path: Path) -> str | None:
+def lang_of(path: str | os.PathLike[str]) -> str | None:
     """The language of a cache file name, None when the name is not one of ours."""
-    return next((lang for lang, sfx in _LANG_SUFFIX.items() if path.name == f"{_PREFIX}{sfx}{_SUFFIX}"), None)
+    name = fsio.base_name(path)
+    return next((lang for lang, sfx in _LANG_SUFFIX.items() if name == f"{_PREFIX}{sfx}{_SUFFIX}"), None)
 
 
-def is_cache_name(path: Path) -> bool:
+def is_cache_name(path: str | os.PathLike[str]) -> bool:
     return lang_of(path) is not None
 
 
-def find(build_dir: Path) -> list[Path]:
+def find(build_dir: str | os.PathLike[str]) -> list[Path]:
     """Our cache files under a build directory (its subprojects included), sorted; unreadable dirs skipped."""
+    from pathlib import Path
+
     out: list[Path] = []
     for top, dirs, files in os.walk(build_dir, onerror=lambda exc: None):
         dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d != "meson-private")
-        out += [Path(top) / f for f in files if is_cache_name(Path(f))]
+        out += [Path(top) / f for f in files if is_cache_name(f)]
     return sorted(out)
 
 
@@ -83,22 +99,80 @@ def find(build_dir: Path) -> list[Path]:
 
 def _digest(factors: Any) -> str:
     # repr of plain tuples/str/int/bool/None is stable and needs no JSON encoder on the hit path
+    from ._sha import sha256  # the key only: 'targets' and 'report' read the cache without one
+
     return sha256(repr(factors).encode("utf-8", "surrogateescape")).hexdigest()
 
 
-def keys(req: Request, baseline: str, dispatch: str, native: bool) -> tuple[str, str]:
-    """(key, probe key) of a request whose expressions normalise to ``baseline``/``dispatch``."""
-    from .compiler import binary_identity
+_DIGEST_MEMO = "ccopt-data-digest.json"
+# A data file changed less than this long ago may change again within the file system's timestamp
+# granularity without its stat changing ("racy git"): its digest is not memoised until it is older.
+_SETTLED_NS = 2 * 10**9
+
+
+def data_digest(memo_dir: str | os.PathLike[str] | None, refresh: bool = False) -> str:
+    """``tables.data_digest()``: the package's part memoised in ``memo_dir`` under the data files' stat
+    stamp, the project features' part (if any) always computed afresh.
+
+    A cache hit then stats the data files instead of reading and hashing them all.  The memo
+    only ever saves a re-hash: with a stamp that does not match the files, it is not used, and a
+    forged memo can at worst make a hit of verdicts that any edit of the cache file could fake
+    too; flags and headers still come from the tables.  ``refresh`` (a flush) hashes again.
+    """
+    from .tables import data_digest, project_digest
+
+    if memo_dir is None:
+        return data_digest()
+    project = project_digest()
+    package = _package_digest_memo(memo_dir, refresh)
+    return f"{package}+{project}" if project else package
+
+
+def _package_digest_memo(memo_dir: str | os.PathLike[str], refresh: bool) -> str:
+    from .tables import data_stamp, package_digest
+
+    stamp, newest = data_stamp()
+    path = os.path.join(memo_dir, _DIGEST_MEMO)
+    try:
+        memo = None if refresh else json.loads(fsio.read_bounded(path, 4096, "data digest").decode("utf-8"))
+    except (OSError, ValueError, InputError):
+        memo = None
+    if isinstance(memo, dict) and memo.get("stamp") == stamp and _is_digest(memo.get("digest")):
+        return str(memo["digest"])
+    digest = package_digest()
+    import time
+
+    if time.time_ns() - newest > _SETTLED_NS and os.path.isdir(memo_dir):
+        try:
+            fsio.atomic_write(path, json.dumps({"generator": fsio.MARK, "stamp": stamp, "digest": digest}) + "\n")
+        except CacheError:
+            pass  # a read-only build dir: the cache write will say so
+    return digest
+
+
+def _is_digest(value: object) -> bool:
+    return isinstance(value, str) and len(value) == 64 and all(c in "0123456789abcdef" for c in value)
+
+
+def _cpu_identity() -> str:
     from .host import cpu_identity
-    from .tables import data_digest
+
+    return cpu_identity()
+
+
+def keys(req: Request, baseline: str, dispatch: str, native: bool,
+         memo_dir: str | os.PathLike[str] | None = None, refresh: bool = False) -> tuple[str, str]:
+    """(key, probe key) of a request whose expressions normalise to ``baseline``/``dispatch``;
+    ``memo_dir`` (the build dir) keeps the data digest between runs, ``refresh`` ignores it."""
+    from .compiler import binary_identity
     from .version import __version__
 
-    compiler = ("v2", __version__, data_digest(), req.command, binary_identity(req.command), req.args, req.lang,
-                req.compiler_id, req.compiler_version, req.cpu_family)
+    compiler = ("v2", __version__, data_digest(memo_dir, refresh), req.command, binary_identity(req.command), req.args,
+                req.lang, req.compiler_id, req.compiler_version, req.cpu_family)
     request = (compiler, req.cross, baseline, dispatch, req.disable_optimization, req.debug_build,
                tuple(sorted(n.upper() for n in req.explain)),
                # 'native' answers for this CPU: a build dir taken to another machine must not reuse it
-               cpu_identity() if native else None)
+               _cpu_identity() if native else None)
     return _digest(request), _digest(compiler)
 
 
@@ -106,9 +180,9 @@ def keys(req: Request, baseline: str, dispatch: str, native: bool) -> tuple[str,
 
 
 def _schema() -> Any:
-    from .tables import DATA_DIR, read_json
+    from .tables import data_file, read_json
 
-    return read_json(DATA_DIR / "cache.schema.json")
+    return read_json(data_file("cache.schema.json"))
 
 
 def _decode(doc: Any) -> Stored:
@@ -142,18 +216,18 @@ def _decode(doc: Any) -> Stored:
     return Stored(doc["key"], doc["probe_key"], req, probed)
 
 
-def load(path: Path) -> Stored | None:
+def load(path: str | os.PathLike[str]) -> Stored | None:
     """The cache file's content, None when there is none; CacheError when it is unusable."""
     try:
         raw = fsio.read_bounded(path, MAX_BYTES, "feature cache")
     except (FileNotFoundError, NotADirectoryError):
         return None
     except InputError as exc:
-        raise CacheError(str(exc).replace(f"'{path}'", path.name)) from exc
+        raise CacheError(str(exc).replace(f"'{fsio.show_path(path)}'", fsio.base_name(path))) from exc
     try:
         return parse(raw)
     except CacheError as exc:
-        raise CacheError(f"{path.name}: {exc}") from exc
+        raise CacheError(f"{fsio.base_name(path)}: {exc}") from exc
 
 
 def parse(raw: bytes) -> Stored:
@@ -169,7 +243,7 @@ def parse(raw: bytes) -> Stored:
     return _decode(doc)
 
 
-def lookup(path: Path) -> Stored | None:
+def lookup(path: str | os.PathLike[str]) -> Stored | None:
     """``load`` for detection: an unusable file is a miss with a one-line warning."""
     try:
         return load(path)
@@ -197,7 +271,7 @@ def _encode(st: Stored) -> str:
     return json.dumps(doc, indent=1, ensure_ascii=True) + "\n"
 
 
-def _ours(path: Path) -> bool:
+def _ours(path: str | os.PathLike[str]) -> bool:
     """A file we may overwrite: missing, empty, marked, or a cache of schema 1 (which had no mark)."""
     try:
         head = fsio.read_head(path, 4096)
@@ -208,29 +282,38 @@ def _ours(path: Path) -> bool:
     return not head or fsio.MARK.encode() in head[:512] or (b'"content_digest"' in head and b'"probe_key"' in head)
 
 
-def store(path: Path, st: Stored) -> None:
+def store(path: str | os.PathLike[str], st: Stored) -> None:
     """Write the cache file; its name in the build dir is ours, so an unusable file there is replaced."""
     fsio.atomic_write(path, _encode(st))
 
 
-def discard(path: Path) -> bool:
+def discard(path: str | os.PathLike[str]) -> bool:
     """Delete one cache file we wrote; False if there was none, or it is something else under our name."""
     if not _ours(path):
         return False
     try:
-        path.unlink()
+        os.unlink(path)
         return True
     except FileNotFoundError:
         return False
     except IsADirectoryError:
         return False
     except OSError as exc:
-        raise CacheError(f"cannot delete {path}: {exc.strerror}") from exc
+        raise CacheError(f"cannot delete {fsio.show_path(path)}: {exc.strerror}") from exc
 
 
 def flush(build_dir: str | os.PathLike[str]) -> list[Path]:
-    """Delete our cache files under ``build_dir``; the next detection probes again."""
-    return [p for p in find(Path(build_dir)) if discard(p)]
+    """Delete our cache files under ``build_dir`` (and the data digest memo beside each); the next
+    detection probes again."""
+    removed = [p for p in find(build_dir) if discard(p)]
+    for folder in {p.parent for p in removed}:
+        memo = folder / _DIGEST_MEMO
+        if fsio.generated_by_us(memo):
+            try:
+                memo.unlink()
+            except OSError:
+                pass  # only ever a re-hash saved
+    return removed
 
 
 def iter_stored(build_dir: Path) -> Iterator[tuple[Path, Stored]]:

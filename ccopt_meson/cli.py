@@ -3,31 +3,51 @@
 Subcommands come from the ``COMMANDS`` table; ``main(argv) -> int`` is the one
 place where errors become ``ccopt-meson: error: <message>`` and an exit code
 (0 ok, 1 reported error, 2 usage).
+
+``configure`` and ``targets`` run on every Meson (re)configure and a cached
+``detect`` is scripted, so a well-formed command line of theirs is read by
+``_quick_parse`` from the same option definitions, without importing argparse
+(about a Python start-up); anything else (``--help``, a mistake, an abbreviated
+option) goes to argparse, which then answers as it always has.
 """
 
 from __future__ import annotations
 
 import _signal  # type: ignore[import-not-found]  # see _TERMINATING
-import argparse
 import io
 import os
-import shlex
 import sys
-from pathlib import Path
-from typing import Any, Callable, Sequence
 
-from . import cache, pipeline
+from . import cache, fsio, pipeline
 from .errors import CcoptError, InputError, did_you_mean
 from .records import DEFAULT_BASELINE, DEFAULT_DISPATCH, Detection, Request
 from .version import __version__
 
-__all__ = ["main", "COMMANDS"]
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import argparse
+    from argparse import Namespace as _Options  # what the quick reader makes, as far as the commands can tell
+    from pathlib import Path
+    from typing import Any, Callable, Protocol, Sequence
+
+    class _Adder(Protocol):
+        """An ``argparse.ArgumentParser`` or the quick reader's ``_Spec``: what declares options."""
+
+        def add_argument(self, *args: Any, **kwargs: Any) -> Any: ...
+else:
+    class _Options:
+        """argparse's ``Namespace`` without argparse: the attributes of the parsed options."""
+
+        def __init__(self, **kwargs: Any) -> None:
+            self.__dict__.update(kwargs)
+
+__all__ = ["main", "run", "COMMANDS"]
 
 
 # --------------------------------------------------------------------------- shared options
 
 
-def _compiler_options(p: argparse.ArgumentParser) -> None:
+def _compiler_options(p: _Adder) -> None:
     p.add_argument("--cc", metavar="CMD", help="compiler command (default: $CC, else cc); may hold a launcher")
     p.add_argument("--cc-arg", dest="cc_argv", action="append", metavar="ARG",
                    help="one element of the compiler command, repeatable (as Meson's cc.cmd_array() gives it)")
@@ -49,13 +69,17 @@ def _compiler_options(p: argparse.ArgumentParser) -> None:
     _features_file_option(p)
 
 
-def _features_file_option(p: argparse.ArgumentParser) -> None:
+def _features_file_option(p: _Adder) -> None:
     p.add_argument("--features-file", metavar="FILE",
                    help="a project's own features and target groups (JSON; see README 'Project features')")
 
 
 def _split(text: str, what: str) -> list[str]:
     """Shell-style words of ``text`` (flags given as one string); a bad quote is an InputError naming ``what``."""
+    if not any(c in text for c in "'\"\\"):  # no quoting: shlex.split's words, without importing shlex and re
+        return [w for w in text.replace("\t", " ").replace("\r", " ").replace("\n", " ").split(" ") if w]
+    import shlex
+
     try:
         return shlex.split(text)
     except ValueError as exc:
@@ -97,9 +121,9 @@ def _rows(title: str, rows: Sequence[tuple[str, str]]) -> list[str]:
     return [title] + [f"  {k.ljust(width)} : {v}" for k, v in rows]
 
 
-def format_report(det: Detection, cache_file: Path | None = None) -> str:
+def format_report(det: Detection, cache_file: str | os.PathLike[str] | None = None) -> str:
     comp = det.compiler
-    state = f"hit ({cache_file})" if det.cache_hit else f"miss, {det.probes} compiler processes"
+    state = f"hit ({fsio.show_path(cache_file or '')})" if det.cache_hit else f"miss, {det.probes} compiler processes"
     if cache_file is None and not det.cache_hit:
         state = f"not used, {det.probes} compiler processes"
     lines = _rows("Platform", [
@@ -135,7 +159,7 @@ def cmd_detect(ns: argparse.Namespace) -> int:
     if ns.json:
         _print_json(det.to_json())
     else:
-        path = cache.cache_path(ns.build_dir, ns.lang) if ns.build_dir else None
+        path = cache.cache_file(ns.build_dir, ns.lang) if ns.build_dir else None
         sys.stdout.write(format_report(det, path))
     return 0
 
@@ -223,6 +247,8 @@ def cmd_features(ns: argparse.Namespace) -> int:
 
 def _build_dir(text: str) -> Path:
     """A directory ccopt-meson recognises as a build dir: Meson's, or one holding a cache file of ours."""
+    from pathlib import Path
+
     from .meson_glue import is_build_dir
 
     build = Path(text)
@@ -270,60 +296,61 @@ def cmd_setup(ns: argparse.Namespace) -> int:  # reached only through --help; ma
 def cmd_configure(ns: argparse.Namespace) -> int:
     from .meson_glue import ConfigureOptions, configure
 
-    out = Path(ns.output_dir)
-    opts = ConfigureOptions(out, Path(ns.build_dir) if ns.build_dir else None, ns.flush, ns.write_config)
+    opts = ConfigureOptions(ns.output_dir, ns.build_dir or None, ns.flush, ns.write_config)
     return configure(request_from(ns, env_flags=False), opts)
 
 
 def cmd_targets(ns: argparse.Namespace) -> int:
     from .meson_glue import TargetsOptions, targets
 
-    out = Path(ns.output_dir) if ns.output_dir else None
-    return targets(TargetsOptions(tuple(ns.sources), Path(ns.feature_file), out))
+    return targets(TargetsOptions(tuple(ns.sources), ns.feature_file, ns.output_dir or None))
 
 
-def _detect_parser(p: argparse.ArgumentParser) -> None:
+def _detect_parser(p: _Adder) -> None:
     _compiler_options(p)
 
 
-def _explain_parser(p: argparse.ArgumentParser) -> None:
+def _explain_parser(p: _Adder) -> None:
     p.add_argument("names", nargs="+", metavar="NAME")
     _compiler_options(p)
 
 
-def _features_parser(p: argparse.ArgumentParser) -> None:
+def _features_parser(p: _Adder) -> None:
     p.add_argument("--arch", help="x86_64, x86, aarch64, armhf, ppc64le, ppc64, s390x, riscv64, loongarch64")
     p.add_argument("--compiler-id", default="gcc")
     p.add_argument("--json", action="store_true")
     _features_file_option(p)
 
 
-def _builddir_parser(p: argparse.ArgumentParser) -> None:
+def _builddir_parser(p: _Adder) -> None:
     p.add_argument("builddir")
 
 
-def _report_parser(p: argparse.ArgumentParser) -> None:
+def _report_parser(p: _Adder) -> None:
     p.add_argument("builddir")
     p.add_argument("--json", action="store_true")
 
 
-def _setup_parser(p: argparse.ArgumentParser) -> None:
+def _setup_parser(p: _Adder) -> None:
+    import argparse
+
     p.add_argument("meson_args", nargs=argparse.REMAINDER, help="arguments for 'meson setup'")
 
 
-def _configure_parser(p: argparse.ArgumentParser) -> None:
+def _configure_parser(p: _Adder) -> None:
     _compiler_options(p)
     p.add_argument("--output-dir", required=True, help="the subproject's build dir: the cache and ccopt_config.h")
     p.add_argument("--write-config", action="store_true", help="write ccopt_config.h for this language")
 
 
-def _targets_parser(p: argparse.ArgumentParser) -> None:
+def _targets_parser(p: _Adder) -> None:
     p.add_argument("sources", nargs="+", metavar="SOURCE", help="dispatch sources with a @targets statement")
     p.add_argument("--feature-file", required=True, help="the feature file written at configure time")
     p.add_argument("--output-dir", help="where <source>.h goes (default: the Meson build dir of the caller)")
 
 
-Command = tuple[str, Callable[[argparse.ArgumentParser], None], Callable[[argparse.Namespace], int]]
+if TYPE_CHECKING:
+    Command = tuple[str, Callable[[_Adder], None], Callable[[argparse.Namespace], int]]
 COMMANDS: dict[str, Command] = {
     "detect": ("probe the compiler and print baseline/dispatch targets", _detect_parser, cmd_detect),
     "explain": ("why a feature is or is not available", _explain_parser, cmd_explain),
@@ -336,26 +363,26 @@ COMMANDS: dict[str, Command] = {
 }
 
 
-class _Formatter(argparse.HelpFormatter):
-    def __init__(self, prog: str) -> None:
-        # a fixed width: the default asks shutil for the terminal size, an import on every run
-        super().__init__(prog, width=int(os.environ.get("COLUMNS", "100")))
-
-
-class _Parser(argparse.ArgumentParser):
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        kwargs.setdefault("formatter_class", _Formatter)
-        super().__init__(*args, **kwargs)
-
-    def error(self, message: str) -> Any:
-        if "invalid choice" in message and "command" in message:
-            word = message.split("'")[1] if "'" in message else ""
-            message += did_you_mean(word.upper(), [c.upper() for c in COMMANDS]).lower()
-        self.exit(2, f"ccopt-meson: error: {message}\n")
-
-
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """The parser; with ``only``, just that subcommand (building all of them costs ~10 ms)."""
+    import argparse
+
+    class _Formatter(argparse.HelpFormatter):
+        def __init__(self, prog: str) -> None:
+            # a fixed width: the default asks shutil for the terminal size, an import on every run
+            super().__init__(prog, width=int(os.environ.get("COLUMNS", "100")))
+
+    class _Parser(argparse.ArgumentParser):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            kwargs.setdefault("formatter_class", _Formatter)
+            super().__init__(*args, **kwargs)
+
+        def error(self, message: str) -> Any:
+            if "invalid choice" in message and "command" in message:
+                word = message.split("'")[1] if "'" in message else ""
+                message += did_you_mean(word.upper(), [c.upper() for c in COMMANDS]).lower()
+            self.exit(2, f"ccopt-meson: error: {message}\n")
+
     parser = _Parser(prog="ccopt-meson", description="SIMD feature detection and dispatch for Meson projects")
     parser.add_argument("--version", action="version", version=f"ccopt-meson {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="command", parser_class=_Parser)
@@ -364,6 +391,85 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         if only is None or name == only:
             setup(sub.add_parser(name, help=helptext, description=helptext))
     return parser
+
+
+class _Spec:
+    """The options of one command, recorded from the same ``add_argument`` calls argparse gets."""
+
+    def __init__(self) -> None:
+        self.options: dict[str, tuple[str, str, tuple[str, ...] | None]] = {}  # --name: dest, action, choices
+        self.defaults: dict[str, Any] = {}
+        self.required: list[str] = []
+        self.positional: tuple[str, str | None] | None = None  # dest, nargs
+        self.simple = True  # False: something the quick reader leaves to argparse
+
+    def add_argument(self, *names: str, **kw: Any) -> None:
+        action = kw.get("action", "store")
+        known = {"action", "dest", "default", "choices", "required", "help", "metavar", "nargs"}
+        if set(kw) - known or action not in ("store", "store_true", "append") or len(names) != 1:
+            self.simple = False
+            return
+        name = names[0]
+        if not name.startswith("--"):
+            self.simple = self.simple and self.positional is None and kw.get("nargs") in (None, "+")
+            self.positional = (name, kw.get("nargs"))
+            return
+        dest = kw.get("dest") or name[2:].replace("-", "_")
+        self.simple = self.simple and "nargs" not in kw
+        self.options[name] = (dest, action, tuple(kw["choices"]) if "choices" in kw else None)
+        self.defaults[dest] = kw.get("default", False if action == "store_true" else None)
+        if kw.get("required"):
+            self.required.append(dest)
+
+
+def _quick_parse(args: Sequence[str]) -> _Options | None:
+    """The options of a well-formed ``detect``/``explain``/``configure``/``targets``/``report``/``flush``/``features``
+    command line, as argparse would give them; None for anything argparse must look at (help, errors, ``--``,
+    abbreviations, option-like values)."""
+    if not args or args[0] not in COMMANDS or args[0] == "setup":
+        return None
+    spec = _Spec()
+    COMMANDS[args[0]][1](spec)
+    values: dict[str, Any] = dict(spec.defaults)
+    positionals: list[str] = []
+    seen: set[str] = set()
+    words = iter(_attach_values(args[1:]))
+    after_option = False
+    for word in words:
+        if not word.startswith("-"):
+            if positionals and after_option:  # argparse takes positionals in one run
+                return None
+            positionals.append(word)
+            continue
+        after_option = bool(positionals)
+        name, eq, value = word.partition("=")
+        if name not in spec.options:
+            return None
+        dest, action, choices = spec.options[name]
+        if action == "store_true":
+            if eq:
+                return None
+            values[dest] = True
+        else:
+            if not eq:
+                value = next(words, "-")
+                if value.startswith("-"):  # missing, or a word argparse would take for an option
+                    return None
+            if (choices is not None and value not in choices) or value == "--":  # argparse drops a '--' value
+                return None
+            values[dest] = [*(values[dest] or []), value] if action == "append" else value
+        seen.add(dest)
+    if not spec.simple or any(dest not in seen for dest in spec.required):
+        return None
+    if spec.positional is None:
+        if positionals:
+            return None
+    else:
+        dest, nargs = spec.positional
+        if not positionals or (nargs is None and len(positionals) != 1):
+            return None
+        values[dest] = positionals if nargs == "+" else positionals[0]
+    return _Options(command=args[0], **values)
 
 
 # Options whose next word is always their value, even when it starts with '-' (``--baseline -avx2``,
@@ -450,8 +556,10 @@ def _main(args: list[str]) -> int:
             from .meson_glue import run_setup
 
             return run_setup(args[1:])
-        only = args[0] if args and args[0] in COMMANDS else None
-        ns = build_parser(only).parse_args(_attach_values(args))
+        ns = _quick_parse(args)
+        if ns is None:
+            only = args[0] if args and args[0] in COMMANDS else None
+            ns = build_parser(only).parse_args(_attach_values(args))
         if getattr(ns, "features_file", None):
             from .tables import use_project_file
 
@@ -471,5 +579,23 @@ def _main(args: list[str]) -> int:
         return 0
 
 
+def run() -> int:
+    """``main()`` as a program (the ``ccopt-meson`` script, ``python -m ccopt_meson``, the Meson helper).
+
+    A run that probed nothing (a cache hit, ``targets``, ``report``) started no process and made
+    no scratch file, so it ends without the interpreter's teardown, which frees every module and
+    object one by one (about a tenth of a cached configure); the output is flushed first.
+    """
+    code = main()
+    if "ccopt_meson.probe" in sys.modules:
+        return code
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except (AttributeError, OSError):  # no stream, or a closed pipe: let the normal exit report it
+        return code
+    os._exit(code)
+
+
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(run())

@@ -9,10 +9,14 @@ macros, never from the Python running this helper, so cross compilers work.
 from __future__ import annotations
 
 import os
-import re
-from typing import Mapping, NamedTuple, Sequence
 
 from .tables import Machine, compiler_spec, compilers_data, machines
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Mapping, NamedTuple, Sequence
+else:
+    from ._tuple import NamedTuple
 
 __all__ = [
     "Compiler",
@@ -25,7 +29,7 @@ __all__ = [
     "describe_unknown_target",
 ]
 
-_DEFINE = re.compile(r"^#define\s+([A-Za-z_][A-Za-z0-9_]*)(?:\s+(.*))?$")
+_DEFINE = r"^#define\s+([A-Za-z_][A-Za-z0-9_]*)(?:\s+(.*))?$"
 
 
 class Compiler(NamedTuple):
@@ -44,9 +48,12 @@ class Compiler(NamedTuple):
 
 
 def parse_macro_dump(text: str) -> dict[str, str]:
+    import re  # probing only: a cache hit (binary_identity) must not pay for it
+
+    define = re.compile(_DEFINE)
     out: dict[str, str] = {}
     for line in text.splitlines():
-        m = _DEFINE.match(line.strip())
+        m = define.match(line.strip())
         if m:
             out[m.group(1)] = (m.group(2) or "").strip()
     return out
@@ -137,6 +144,8 @@ def describe_unknown_target(command: Sequence[str], macros: Mapping[str, str]) -
     if not macros:
         return (f"'{who}' printed no predefined macros for an empty file, so it is not a C compiler this tool "
                 "can drive; pass a compiler with --cc (or set CC)")
+    import re
+
     arch = sorted(m for m in macros if re.fullmatch(r"__[a-z0-9_]+__", m) and not m.startswith("__GNUC"))
     shown = ", ".join(arch[:6]) or ", ".join(sorted(macros)[:6])
     return (f"compiler '{who}' targets an architecture no feature table knows (its macros include {shown}); "

@@ -13,13 +13,18 @@ Parsing is pure; ``select`` applies the ``Detection`` of a build.
 from __future__ import annotations
 
 import re
-from pathlib import Path
-from typing import NamedTuple, Sequence
 
 from . import fsio
 from .errors import DispatchSourceError, InputError, did_you_mean, unknown_names
 from .records import Detection
 from .tables import Table, all_feature_names, families_of, table_for, target_groups
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import os
+    from typing import NamedTuple, Sequence
+else:
+    from ._tuple import NamedTuple
 
 __all__ = ["POLICIES", "Statement", "parse_text", "parse_file", "render_statement", "Target", "select", "target_name"]
 
@@ -136,13 +141,12 @@ def parse_text(text: str, where: str = "<source>") -> Statement:
 MAX_SOURCE_BYTES = 16 << 20  # numpy's largest dispatch source is ~0.2 MiB
 
 
-def parse_file(path: str | Path) -> Statement:
-    p = Path(path)
+def parse_file(path: str | os.PathLike[str]) -> Statement:
     try:
-        data = fsio.read_bounded(p, MAX_SOURCE_BYTES, "dispatch source")
+        data = fsio.read_bounded(path, MAX_SOURCE_BYTES, "dispatch source")
     except (FileNotFoundError, NotADirectoryError) as exc:
-        raise InputError(f"dispatch source '{p}' does not exist") from exc
-    return parse_text(data.decode("utf-8", errors="replace"), p.name)
+        raise InputError(f"dispatch source '{fsio.show_path(path)}' does not exist") from exc
+    return parse_text(data.decode("utf-8", errors="replace"), fsio.base_name(path))
 
 
 def render_statement(st: Statement) -> str:

@@ -7,20 +7,22 @@ changes, so a no-change reconfigure recompiles nothing.
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Sequence
-
 from . import fsio
 from .dispatch import Target
 from .records import Detection
 from .version import __version__
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import os
+    from typing import Sequence
 
 __all__ = ["config_header", "dispatch_header", "write_if_changed", "header_name"]
 
 _BANNER = "/* " + fsio.MARK + " {version} from {what}; do not edit. */\n"
 
 
-def write_if_changed(path: Path, text: str) -> bool:
+def write_if_changed(path: str | os.PathLike[str], text: str) -> bool:
     return fsio.atomic_write(path, text)
 
 
@@ -69,7 +71,7 @@ def config_header(det: Detection) -> str:
 
 def header_name(source: str) -> str:
     """``dot.dispatch.c`` -> ``dot.dispatch.h``."""
-    stem = Path(source).name
+    stem = fsio.base_name(source)
     return (stem.rsplit(".", 1)[0] if "." in stem else stem) + ".h"
 
 
@@ -78,7 +80,7 @@ def dispatch_header(source: str, targets: Sequence[Target]) -> str:
     real = [t for t in targets if t.name != "BASELINE"]
     has_base = any(t.name == "BASELINE" for t in targets)
     checks = [("&&".join(f"CHK({m})" for m in (t.checks or t.members)), t.name) for t in real]
-    lines = [_BANNER.format(version=__version__, what=f"the @targets statement of {Path(source).name}").rstrip(),
+    lines = [_BANNER.format(version=__version__, what=f"the @targets statement of {fsio.base_name(source)}").rstrip(),
              '#include "ccopt_dispatch.h"', "",
              '#undef CCOPT_DISPATCH_TARGETS', f'#define CCOPT_DISPATCH_TARGETS "{" ".join(t.name for t in targets)}"',
              "#undef CCOPT__DISPATCH_CALL"]

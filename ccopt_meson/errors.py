@@ -6,7 +6,10 @@ as a single line, which Meson shows verbatim as the configure error.
 
 from __future__ import annotations
 
-from typing import Iterable
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Iterable
+
 
 __all__ = [
     "CcoptError",

@@ -26,12 +26,18 @@ import json
 import os
 import re
 import sys
-from pathlib import Path
-from typing import NamedTuple, Sequence
 
-from . import cache, dispatch, emit, emit_runtime, fsio, pipeline, tables
+from . import cache, dispatch, emit, fsio, pipeline, tables
 from .errors import InputError
 from .records import Detection, Request
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import NamedTuple, Sequence, Union
+
+    StrPath = Union[str, "os.PathLike[str]"]
+else:
+    from ._tuple import NamedTuple
 
 __all__ = ["ConfigureOptions", "TargetsOptions", "configure", "targets", "run_setup", "explicit_reconfigure",
            "parent_argv", "is_build_dir", "mark_for_reconfigure", "check_field", "RESERVED_HEADERS"]
@@ -41,27 +47,28 @@ FLUSH_FLAGS = ("--reconfigure", "--wipe", "--clearcache")
 # (a process of its own).  It names a file only; its content is read and validated like the tables.
 PROJECT_NOTE = "ccopt-project.json"
 # Headers the subproject itself provides: a generated <source>.h must never shadow them.
-RESERVED_HEADERS = frozenset({"ccopt_config.h", "ccopt_dispatch.h", "ccopt_cpu.h", "ccopt_cpu_table.h"})
+RUNTIME_TABLE = "ccopt_cpu_table.h"  # emit_runtime.HEADER_NAME, named here so a hit need not load the generator
+RESERVED_HEADERS = frozenset({"ccopt_config.h", "ccopt_dispatch.h", "ccopt_cpu.h", RUNTIME_TABLE})
 _UNSAFE = re.compile(r"[\x00-\x1f\x7f]")
 
 
 class ConfigureOptions(NamedTuple):
-    output_dir: Path  # the subproject's build dir: ccopt_config.h goes here
-    build_dir: Path | None = None  # where the cache lives (default: output_dir)
+    output_dir: StrPath  # the subproject's build dir: ccopt_config.h goes here
+    build_dir: StrPath | None = None  # where the cache lives (default: output_dir)
     flush: bool = False
     write_config: bool = False
 
 
 class TargetsOptions(NamedTuple):
     sources: tuple[str, ...]
-    feature_file: Path
-    output_dir: Path | None = None  # default: the calling meson.build's build dir
+    feature_file: StrPath
+    output_dir: StrPath | None = None  # default: the calling meson.build's build dir
 
 
 def parent_argv() -> list[str] | None:
     """The parent process's command line, where the OS tells it (Linux)."""
     try:
-        raw = fsio.read_bounded(Path(f"/proc/{os.getppid()}/cmdline"), 1 << 20, "parent command line")
+        raw = fsio.read_bounded(f"/proc/{os.getppid()}/cmdline", 1 << 20, "parent command line")
     except (OSError, InputError):
         return None
     return [a.decode("utf-8", "replace") for a in raw.split(b"\0") if a]
@@ -75,20 +82,22 @@ def explicit_reconfigure(argv: Sequence[str] | None) -> bool:
     return any(a in ("--reconfigure", "--clearcache") for a in argv)
 
 
-def is_build_dir(path: Path) -> bool:
+def is_build_dir(path: StrPath) -> bool:
     """Is ``path`` a configured Meson build directory?"""
-    return (path / "meson-private" / "coredata.dat").is_file()
+    return os.path.isfile(os.path.join(path, "meson-private", "coredata.dat"))
 
 
-def mark_for_reconfigure(build_dir: Path) -> None:
+def mark_for_reconfigure(build_dir: StrPath) -> None:
     """build.ninja depends on coredata.dat: touching it makes the next ninja reconfigure."""
-    coredata = build_dir / "meson-private" / "coredata.dat"
-    if coredata.is_file():
+    coredata = os.path.join(build_dir, "meson-private", "coredata.dat")
+    if os.path.isfile(coredata):
         os.utime(coredata)
 
 
 def check_field(value: str, what: str, spaces: bool = False) -> str:
     """``value`` if the line protocol can carry it; an InputError naming ``what`` otherwise."""
+    if value.isascii() and value.isprintable() and (spaces or " " not in value):
+        return value  # the common case, checked at C speed: no control character, no space, nothing to escape
     bad = _UNSAFE.search(value) or (None if spaces else re.search(r"\s", value))
     if bad:
         raise InputError(f"{what} '{value.encode('unicode_escape').decode()[:80]}' contains "
@@ -103,13 +112,16 @@ def check_field(value: str, what: str, spaces: bool = False) -> str:
 
 
 def _args_field(args: Sequence[str], what: str) -> str:
+    text = " ".join(args)
+    if text.isascii() and text.isprintable() and text.count(" ") == len(args) - 1:
+        return text  # what check_field passes for each, checked at once (hundreds of args per configure)
     return " ".join(check_field(a, what) for a in args)
 
 
 # --------------------------------------------------------------------------- configure
 
 
-def _configure_lines(det: Detection, path: Path) -> list[str]:
+def _configure_lines(det: Detection, path: str) -> list[str]:
     base_args = det.baseline_args()
     lines = [
         ("arch", det.arch),
@@ -119,7 +131,7 @@ def _configure_lines(det: Detection, path: Path) -> list[str]:
         ("dispatch_names", " ".join(det.dispatch)),
         ("cache_hit", "true" if det.cache_hit else "false"),
         ("probes", str(det.probes)),
-        ("feature_file", check_field(str(path.resolve()), "build directory", spaces=True)),
+        ("feature_file", check_field(os.path.realpath(path), "build directory", spaces=True)),
     ]
     # every enabled target gets its line (no @targets policy applies here: no tie filter)
     for name in det.dispatch:
@@ -134,14 +146,14 @@ def configure(req: Request, opts: ConfigureOptions) -> int:
     cache_dir = opts.build_dir or opts.output_dir
     det = pipeline.detect(req, build_dir=cache_dir, flush_first=flush)
     project = tables.project_file()
-    fsio.atomic_write(cache_dir / PROJECT_NOTE,
-                      json.dumps({"generator": fsio.MARK, "features_file": str(project) if project else None}) + "\n")
+    fsio.atomic_write(os.path.join(cache_dir, PROJECT_NOTE),
+                      json.dumps({"generator": fsio.MARK, "features_file": project}) + "\n")
     if opts.write_config:
-        emit.write_if_changed(opts.output_dir / "ccopt_config.h", emit.config_header(det))
-        emit_runtime.write_table(opts.output_dir)  # what ccopt_cpu.c walks: never a stale checked-in copy
+        emit.write_if_changed(os.path.join(opts.output_dir, "ccopt_config.h"), emit.config_header(det))
+        _write_runtime_table(opts.output_dir, cache.data_digest(cache_dir))
     for note in det.notes:  # stdout is for meson.build; notes land in meson-log.txt
         print(f"ccopt-meson: note: {note}", file=sys.stderr)
-    lines = _configure_lines(det, cache.cache_path(cache_dir, req.lang))
+    lines = _configure_lines(det, cache.cache_file(cache_dir, req.lang))
     sys.stdout.write("\n".join(lines) + "\n")
     return 0
 
@@ -151,19 +163,18 @@ def configure(req: Request, opts: ConfigureOptions) -> int:
 
 def _library_name(source: str, target: str, taken: set[str]) -> str:
     """``dot.dispatch.c`` + ``AVX2`` -> ``dot_dispatch_c_AVX2`` (Meson's underscorify), unique."""
-    path = Path(source)
-    stem = re.sub(r"[^A-Za-z0-9_]", "_", path.name)
+    stem = re.sub(r"[^A-Za-z0-9_]", "_", fsio.base_name(source))
     name = f"{stem}_{target}"
     if name in taken:  # same file name in two directories
-        name = f"{re.sub(r'[^A-Za-z0-9_]', '_', path.parent.name)}_{name}"
+        name = f"{re.sub(r'[^A-Za-z0-9_]', '_', fsio.base_name(os.path.dirname(source)))}_{name}"
     taken.add(name)
     return name
 
 
-def _header_path(source: str, out_dir: Path) -> Path:
+def _header_path(source: str, out_dir: StrPath) -> str:
     """Where ``<source>.h`` goes; refused when it would shadow, replace or overwrite what is not ours."""
     name = emit.header_name(source)
-    path = out_dir / name
+    path = os.path.join(out_dir, name)
     if name in RESERVED_HEADERS:
         raise InputError(f"dispatch source '{source}' would generate {name}, which is one of ccopt-meson's own "
                          "headers; rename the source")
@@ -171,8 +182,8 @@ def _header_path(source: str, out_dir: Path) -> Path:
         raise InputError(f"dispatch source '{source}' would be replaced by its own generated header; "
                          "rename it (e.g. to NAME.dispatch.c) or pass another --output-dir")
     if not fsio.generated_by_us(path):
-        raise InputError(f"{path} exists and was not generated by ccopt-meson; it would be overwritten by the "
-                         f"header of '{source}': move it, rename the source, or pass another --output-dir")
+        raise InputError(f"{fsio.show_path(path)} exists and was not generated by ccopt-meson; it would be overwritten "
+                         f"by the header of '{source}': move it, rename the source, or pass another --output-dir")
     return path
 
 
@@ -182,7 +193,7 @@ def targets(opts: TargetsOptions) -> int:
     One process for all sources of a project: every helper start costs a Python start-up
     on every (re)configure.
     """
-    _use_project_note(opts.feature_file.parent / PROJECT_NOTE)
+    _use_project_note(os.path.join(os.path.dirname(opts.feature_file), PROJECT_NOTE))
     det = _read_feature_file(opts.feature_file)
     out_dir = opts.output_dir or _caller_build_dir()
     for source in opts.sources:
@@ -204,30 +215,46 @@ def targets(opts: TargetsOptions) -> int:
     return 0
 
 
-def _use_project_note(note: Path) -> None:
+def _write_runtime_table(out_dir: str | os.PathLike[str], digest: str) -> None:
+    """``ccopt_cpu_table.h`` (what ccopt_cpu.c walks) for the current tables: never a stale copy.
+
+    A table made from these tables already is left alone without loading the generator.
+    """
+    try:
+        head = fsio.read_head(os.path.join(out_dir, RUNTIME_TABLE), 1024)
+    except OSError:
+        head = None
+    if head is None or tables.provenance(digest).encode() not in head:
+        from .emit_runtime import write_table  # the generator loads only when the tables changed
+
+        write_table(out_dir, digest)
+
+
+def _use_project_note(note: str) -> None:
     """Load the project features file configure used (none when there is no note: built-in tables)."""
     try:
         doc = json.loads(fsio.read_bounded(note, 1 << 16, "project note"))
     except (FileNotFoundError, NotADirectoryError):
         return
     except (InputError, ValueError) as exc:
-        raise InputError(f"{note.name} is unreadable ({exc}); configure the project again") from exc
+        raise InputError(f"{os.path.basename(note)} is unreadable ({exc}); configure the project again") from exc
     path = doc.get("features_file") if isinstance(doc, dict) and doc.get("generator") == fsio.MARK else None
     if isinstance(path, str):
         tables.use_project_file(path)
 
 
-def _caller_build_dir() -> Path:
+def _caller_build_dir() -> str:
     root = os.environ.get("MESON_BUILD_ROOT")
     if not root:
         raise InputError("--output-dir is required outside Meson (MESON_BUILD_ROOT is not set)")
-    return Path(root) / os.environ.get("MESON_SUBDIR", "")
+    return os.path.join(root, os.environ.get("MESON_SUBDIR", ""))
 
 
-def _read_feature_file(path: Path) -> Detection:
+def _read_feature_file(path: StrPath) -> Detection:
     if not cache.is_cache_name(path):
-        raise InputError(f"--feature-file: '{path}' is not a ccopt feature file (ccopt-features.json)")
-    return pipeline.read_file(path, f"'ccopt-meson detect --build-dir {path.parent}' or configure first")
+        raise InputError(f"--feature-file: '{fsio.show_path(path)}' is not a ccopt feature file (ccopt-features.json)")
+    parent = os.path.dirname(os.fspath(path)) or "."  # Path(path).parent without pathlib
+    return pipeline.read_file(path, f"'ccopt-meson detect --build-dir {parent}' or configure first")
 
 
 # --------------------------------------------------------------------------- setup
@@ -245,7 +272,7 @@ def run_setup(args: Sequence[str]) -> int:
     args = list(args[1:]) if args[:1] == ["--"] else list(args)
     flushing = any(a in FLUSH_FLAGS for a in args)
     for cand in (a for a in args if not a.startswith("-")) if flushing else ():
-        if is_build_dir(Path(cand)):
+        if is_build_dir(cand):
             cache.flush(cand)
     # Meson's own configure run sees CCOPT_FLUSH too, on every OS (no /proc needed).
     env = dict(os.environ, CCOPT_FLUSH="1") if flushing else None

@@ -11,16 +11,18 @@ from __future__ import annotations
 
 import os
 import re
-from pathlib import Path
-from typing import TYPE_CHECKING, Sequence
 
-from . import cache
+from . import cache, fsio
 from .errors import CompilerError, InputError
 from .records import DEFAULT_BASELINE, DEFAULT_DISPATCH, CompilerInfo, Detection, Outcome, Policy, Probed, Request
 from .resolve import SPECIAL, Token, evaluate, render_tokens, resolve, tokenize, uses
 from .tables import Table, compiler_spec, families_of, machines, native_flags_anywhere, picks_cpu
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (as much as a Python start-up)
 if TYPE_CHECKING:  # the probe stage (subprocess, threads, tempfiles) is imported on a cache miss only
+    from pathlib import Path
+    from typing import Sequence
+
     from .compiler import Compiler
     from .probe import Runner, Session
 
@@ -198,8 +200,8 @@ def detect(req: Request, build_dir: str | os.PathLike[str] | None = None, flush_
     _check(req)
     base_tokens, disp_tokens = _tokens(req)
     key, probe_key = cache.keys(req, render_tokens(base_tokens), render_tokens(disp_tokens),
-                                _wants_native(req, base_tokens + disp_tokens))
-    path = cache.cache_path(build_dir, req.lang) if build_dir is not None else None
+                                _wants_native(req, base_tokens + disp_tokens), build_dir, flush_first)
+    path = cache.cache_file(build_dir, req.lang) if build_dir is not None else None
     stored = None
     if path is not None:
         if flush_first:  # this language's file only: the other one may be fresh from this very run
@@ -230,15 +232,16 @@ def read(build_dir: str | os.PathLike[str], lang: str = "c") -> Detection:
     return read_file(path, f"'ccopt-meson detect --build-dir {build_dir}' or configure first")
 
 
-def read_file(path: Path, how_to_make: str = "configure first") -> Detection:
+def read_file(path: str | os.PathLike[str], how_to_make: str = "configure first") -> Detection:
     from .errors import CacheError
 
     try:
         stored = cache.load(path)
     except CacheError as exc:
-        raise InputError(f"{exc}; run 'ccopt-meson flush {path.parent}' and configure again") from exc
+        parent = os.path.dirname(os.fspath(path)) or "."  # Path(path).parent without pathlib
+        raise InputError(f"{exc}; run 'ccopt-meson flush {parent}' and configure again") from exc
     if stored is None:
-        raise InputError(f"{path} does not exist; run {how_to_make}")
+        raise InputError(f"{fsio.show_path(path)} does not exist; run {how_to_make}")
     return document(stored.request, stored.probed, hit=True, key=stored.key)
 
 

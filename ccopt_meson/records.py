@@ -10,9 +10,14 @@ the build directory.  It becomes JSON only in ``to_json`` (``--json`` output).
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Mapping, NamedTuple
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Iterable, Mapping, NamedTuple
 
-from .tables import Table
+    from .tables import Table
+else:
+    from ._tuple import NamedTuple
+
 
 __all__ = ["DEFAULT_BASELINE", "DEFAULT_DISPATCH", "JSON_SCHEMA_VERSION", "Request", "Outcome", "Probed",
            "CompilerInfo", "Policy", "Detection"]

@@ -19,11 +19,18 @@ import functools
 import json
 import os
 import re
-from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping, NamedTuple, Sequence, TypeVar
 
-from ._sha import sha256
 from .errors import InputError, TableError, did_you_mean
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pathlib import Path
+    from typing import Any, Callable, Iterable, Mapping, NamedTuple, Sequence, TypeVar
+
+    F = TypeVar("F", bound=Callable[..., Any])
+else:
+    from ._tuple import NamedTuple
+
 
 __all__ = [
     "DATA_DIR",
@@ -42,8 +49,14 @@ __all__ = [
     "table_for",
     "normalize_flags",
     "data_digest",
+    "package_digest",
+    "provenance",
+    "project_digest",
+    "data_stamp",
+    "data_files",
     "validate_schema",
     "read_json",
+    "data_file",
     "all_names_of",
     "picks_cpu",
     "native_flags_anywhere",
@@ -52,9 +65,24 @@ __all__ = [
     "target_groups",
 ]
 
-DATA_DIR = Path(__file__).resolve().parent / "data"
-FEATURES_DIR = DATA_DIR / "features"
-PROBES_DIR = DATA_DIR / "probes"
+# Plain strings: pathlib imports re, fnmatch and urllib, about a Python start-up on the cache-hit path.
+_DATA = os.path.join(os.path.dirname(os.path.realpath(__file__)), "data")
+_FEATURES = os.path.join(_DATA, "features")
+_PROBES = os.path.join(_DATA, "probes")
+_DIRS = {"DATA_DIR": _DATA, "FEATURES_DIR": _FEATURES, "PROBES_DIR": _PROBES}
+if TYPE_CHECKING:
+    DATA_DIR: Path
+    FEATURES_DIR: Path
+    PROBES_DIR: Path
+
+
+def __getattr__(name: str) -> Path:
+    """``DATA_DIR``, ``FEATURES_DIR``, ``PROBES_DIR`` as ``Path`` objects, made on first use."""
+    if name in _DIRS:
+        from pathlib import Path
+
+        return Path(_DIRS[name])
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 # Records are NamedTuples, not dataclasses: immutable all the same, and importing
@@ -77,9 +105,11 @@ class Feature(NamedTuple):
 
     @property
     def probe(self) -> Path:
+        from pathlib import Path
+
         if self.probe_file:
             return Path(self.probe_file)
-        return PROBES_DIR / self.family / f"{self.name.lower()}.c"
+        return Path(_PROBES, self.family, f"{self.name.lower()}.c")
 
 
 class ExtraCheck(NamedTuple):
@@ -91,7 +121,9 @@ class ExtraCheck(NamedTuple):
 
     @property
     def probe(self) -> Path:
-        return PROBES_DIR / self.family / f"extra_{self.name.lower()}.c"
+        from pathlib import Path
+
+        return Path(_PROBES, self.family, f"extra_{self.name.lower()}.c")
 
 
 class Machine(NamedTuple):
@@ -125,13 +157,18 @@ class CompilerSpec(NamedTuple):
 # --------------------------------------------------------------------------- loading
 
 
-def read_json(path: Path) -> Any:
+def data_file(name: str) -> str:
+    """The path of a file under ``data/`` (``name`` with ``/`` separators)."""
+    return os.path.join(_DATA, *name.split("/"))
+
+
+def read_json(path: str | os.PathLike[str]) -> Any:
     """A JSON data file of the package (tables, schemas)."""
     try:
         with open(path, encoding="utf-8") as fh:
             return json.load(fh)
     except (OSError, ValueError) as exc:
-        raise TableError(f"cannot read feature table {path.name}: {exc}") from exc
+        raise TableError(f"cannot read feature table {os.path.basename(path)}: {exc}") from exc
 
 
 _TYPES: Mapping[str, Callable[[Any], bool]] = {
@@ -190,26 +227,24 @@ def validate_schema(value: Any, schema: Mapping[str, Any], defs: Mapping[str, An
                 raise TableError(f"{where}: missing required key '{key}'")
         extra = schema.get("additionalProperties", True)
         for key, item in value.items():
+            shown = key[:40].encode("unicode_escape").decode("ascii")  # a key may hold any character
             if key in props:
-                validate_schema(item, props[key], defs, f"{where}.{key}")
+                validate_schema(item, props[key], defs, f"{where}.{shown}")
             elif extra is False:
-                raise TableError(f"{where}: unknown key '{key[:40]}'{did_you_mean(key, props)}")
+                raise TableError(f"{where}: unknown key '{shown}'{did_you_mean(key, props)}")
             elif isinstance(extra, dict):
-                validate_schema(item, extra, defs, f"{where}.{key[:40]}")
+                validate_schema(item, extra, defs, f"{where}.{shown}")
 
 
 @functools.cache
 def _raw_family(family: str) -> Mapping[str, Any]:
-    return read_json(FEATURES_DIR / f"{family}.json")  # type: ignore[no-any-return]
+    return read_json(os.path.join(_FEATURES, f"{family}.json"))  # type: ignore[no-any-return]
 
 
 def validate_family(family: str) -> None:
     """Check one table against ``data/schema.json`` (the tests do it for every table)."""
-    schema = read_json(DATA_DIR / "schema.json")
+    schema = read_json(os.path.join(_DATA, "schema.json"))
     validate_schema(_raw_family(family), schema, schema["definitions"], f"{family}.json")
-
-
-F = TypeVar("F", bound=Callable[..., Any])
 
 
 def _checked(fn: F) -> F:
@@ -230,7 +265,7 @@ def _checked(fn: F) -> F:
 
 @functools.cache
 def families() -> tuple[str, ...]:
-    return tuple(sorted(p.stem for p in FEATURES_DIR.glob("*.json")))
+    return tuple(sorted(n[:-5] for n in os.listdir(_FEATURES) if n.endswith(".json") and not n.startswith(".")))
 
 
 @functools.cache
@@ -256,7 +291,7 @@ def machines() -> tuple[Machine, ...]:
 @functools.cache
 def host_data() -> Mapping[str, Any]:
     """Facts about naming the machine this helper runs on (``data/host.json``)."""
-    return read_json(DATA_DIR / "host.json")  # type: ignore[no-any-return]
+    return read_json(os.path.join(_DATA, "host.json"))  # type: ignore[no-any-return]
 
 
 def machine_by_name(name: str) -> Machine:
@@ -317,7 +352,7 @@ def native_flags_anywhere() -> frozenset[str]:
 
 @functools.cache
 def compilers_data() -> Mapping[str, Any]:
-    return read_json(DATA_DIR / "compilers.json")  # type: ignore[no-any-return]
+    return read_json(os.path.join(_DATA, "compilers.json"))  # type: ignore[no-any-return]
 
 
 def compiler_spec(compiler_id: str) -> CompilerSpec:
@@ -523,20 +558,69 @@ def normalize_flags(flags: Sequence[str], conflicts: Sequence[Mapping[str, Any]]
 # --------------------------------------------------------------------------- digest
 
 
+def data_files() -> list[tuple[str, str]]:
+    """(name under ``data/``, full path) of every table, schema and probe source, sorted by name."""
+    out: list[tuple[str, str]] = []
+    todo = [""]
+    while todo:  # os.scandir, not os.walk and os.path.relpath: this runs on every cache hit
+        sub = todo.pop()
+        try:
+            entries = list(os.scandir(os.path.join(_DATA, sub) if sub else _DATA))
+        except OSError:  # as os.walk has it: an unreadable directory is skipped
+            continue
+        for e in entries:
+            rel = f"{sub}/{e.name}" if sub else e.name
+            if e.is_dir():
+                if not e.is_symlink():  # os.walk does not follow links to directories
+                    todo.append(rel)
+            elif e.name.endswith((".json", ".c", ".h")):
+                out.append((rel, e.path))
+    return sorted(out)
+
+
+def data_stamp() -> tuple[str, int]:
+    """What the file system says about the data files, and the newest change time among them (ns).
+
+    Any edit, replacement, addition or removal of a file changes the stamp: size,
+    modification and change times, inode.  It costs a few dozen ``stat`` calls,
+    where ``data_digest`` reads and hashes every file.
+    """
+    from ._sha import sha256  # the cache key only
+
+    facts: list[tuple[object, ...]] = [(_DATA,)]
+    newest = 0
+    for rel, full in data_files():
+        st = os.stat(full)
+        facts.append((rel, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev))
+        newest = max(newest, st.st_mtime_ns, st.st_ctime_ns)
+    return sha256(repr(facts).encode("utf-8", "surrogateescape")).hexdigest(), newest
+
+
 @functools.cache
-def data_digest() -> str:
-    """sha256 over every table, schema and probe source: part of the cache key."""
-    root = str(DATA_DIR)
-    files = sorted(
-        (os.path.relpath(os.path.join(top, name), root).replace(os.sep, "/"), os.path.join(top, name))
-        for top, _, names in os.walk(root) for name in names if name.endswith((".json", ".c", ".h"))
-    )
+def package_digest() -> str:
+    """sha256 over every table, schema and probe source of the package (what a build dir may memoise)."""
+    from ._sha import sha256
+
     h = sha256()
-    for rel, full in files:  # os.walk and open: this runs on every cache hit, so no pathlib
+    for rel, full in data_files():
         with open(full, "rb") as fh:
             h.update(rel.encode() + b"\0" + fh.read() + b"\0")
-    h.update(_PROJECT.get("digest", "").encode())
     return h.hexdigest()
+
+
+def project_digest() -> str:
+    """The digest of the project features file and its probes in use ('' without one): never memoised."""
+    return str(_PROJECT.get("digest", ""))
+
+
+def provenance(digest: str) -> str:
+    """The line a generated file carries to say which tables (``data_digest``) it was made from."""
+    return f"Tables: sha256 {digest}"
+
+
+def data_digest() -> str:
+    """The package's data and the project's features: part of the cache key."""
+    return f"{package_digest()}+{project_digest()}" if project_digest() else package_digest()
 
 
 # --------------------------------------------------------------------------- project features
@@ -544,10 +628,10 @@ def data_digest() -> str:
 _PROJECT: dict[str, Any] = {}  # what use_project_file loaded: path, digest, features by family, groups
 
 
-def project_file() -> Path | None:
+def project_file() -> str | None:
     """The project features file in use, if any."""
     path = _PROJECT.get("path")
-    return Path(path) if path else None
+    return str(path) if path else None
 
 
 def target_groups() -> Mapping[str, tuple[tuple[str, ...], ...]]:
@@ -559,8 +643,10 @@ def use_project_file(path: str | os.PathLike[str] | None) -> None:
     """Add a project's features and target groups to the tables (None: built-in tables only)."""
     _PROJECT.clear()
     if path:
+        from pathlib import Path
+
         _PROJECT.update(_load_project(Path(path)))
-    for fn in (all_feature_names, all_names_of, _table_for, data_digest):
+    for fn in (all_feature_names, all_names_of, _table_for, package_digest):
         fn.cache_clear()
 
 
@@ -581,7 +667,9 @@ def _load_project(path: Path) -> dict[str, Any]:
         raise _project_error(path, "expected an object with 'features' and/or 'groups'"
                              + (f"; unknown key '{extra[0]}'{did_you_mean(extra[0], ('FEATURES', 'GROUPS')).lower()}"
                                 if extra else ""))
-    schema = read_json(DATA_DIR / "schema.json")
+    from ._sha import sha256
+
+    schema = read_json(data_file("schema.json"))
     h = sha256(text)
     features: dict[str, list[Mapping[str, Any]]] = {}
     for fam, records in (doc.get("features") or {}).items():

@@ -137,6 +137,114 @@ def test_native_answers_are_keyed_by_the_host_cpu(fake: Callable[..., Any], tmp_
     assert detect_doc(req, build_dir=tmp_path, runner=fake())["cache"]["hit"] is False
 
 
+# --------------------------------------------------------------------------- the data digest memo
+
+
+@pytest.fixture
+def own_data(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A private copy of the package data that a test may edit (the tables' caches see only it)."""
+    import shutil
+
+    from ccopt_meson import probe, tables
+
+    data = tmp_path / "data"
+    shutil.copytree(tables.DATA_DIR, data)
+    monkeypatch.setattr(probe, "DATA_DIR", data)
+    monkeypatch.setattr(probe, "PROBES_DIR", data / "probes")
+    monkeypatch.setattr(tables, "_DATA", str(data))
+    monkeypatch.setattr(tables, "_FEATURES", str(data / "features"))
+    monkeypatch.setattr(tables, "_PROBES", str(data / "probes"))
+    caches = [f for f in vars(tables).values() if hasattr(f, "cache_clear")]
+    for f in caches:
+        f.cache_clear()
+    yield data
+    for f in caches:
+        f.cache_clear()
+
+
+def _edit(path: Path, same_size: bool) -> None:
+    text = path.read_text(encoding="utf-8")
+    if same_size:  # one character for another: size, inode and (within a clock tick) mtime can stay the same
+        i = text.rindex("}")
+        path.write_text(text[:i] + "}" + text[i + 1:].replace("\n", " ", 1) if text.endswith("}\n") else
+                        text[:-1] + (" " if text[-1] == "\n" else "\n"), encoding="utf-8")
+    else:
+        path.write_text(text + "\n", encoding="utf-8")
+
+
+EDITS = ["features/x86.json", "probes/x86/avx2.c", "compilers.json"]
+
+
+@pytest.mark.parametrize("name", EDITS)
+def test_editing_the_data_misses_with_the_memo(fake: Callable[..., Any], tmp_path: Path, own_data: Path,
+                                               monkeypatch: pytest.MonkeyPatch, name: str) -> None:
+    from ccopt_meson import cache, tables
+
+    monkeypatch.setattr(cache, "_SETTLED_NS", -(10**12))  # take the fresh copy as settled: the memo is written
+    build = tmp_path / "build"
+    detect_doc(REQ, build_dir=build, runner=fake())
+    assert detect_doc(REQ, build_dir=build, runner=fake())["cache"]["hit"] is True
+    assert (build / "ccopt-data-digest.json").is_file()
+    _edit(own_data / name, same_size=False)
+    tables.package_digest.cache_clear()  # a new helper process
+    cc = fake()
+    doc = detect_doc(REQ, build_dir=build, runner=cc)
+    assert doc["cache"]["hit"] is False and cc.calls
+    assert detect_doc(REQ, build_dir=build, runner=fake())["cache"]["hit"] is True
+
+
+@pytest.mark.parametrize("name", EDITS)
+def test_a_same_size_edit_of_fresh_data_misses(fake: Callable[..., Any], tmp_path: Path, own_data: Path,
+                                               monkeypatch: pytest.MonkeyPatch, name: str) -> None:
+    from ccopt_meson import cache, tables
+
+    monkeypatch.setattr(cache, "_SETTLED_NS", 3600 * 10**9)  # the copy stays "fresh" however slow this machine is
+    build = tmp_path / "build"
+    detect_doc(REQ, build_dir=build, runner=fake())
+    assert not (build / "ccopt-data-digest.json").exists()  # files changed just now: their stat is not trusted yet
+    before = (own_data / name).stat()
+    _edit(own_data / name, same_size=True)
+    os.utime(own_data / name, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert (own_data / name).stat().st_size == before.st_size
+    tables.package_digest.cache_clear()
+    cc = fake()
+    assert detect_doc(REQ, build_dir=build, runner=cc)["cache"]["hit"] is False and cc.calls
+
+
+def test_a_hit_with_the_memo_does_not_hash_the_data(fake: Callable[..., Any], tmp_path: Path, own_data: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    from ccopt_meson import cache, tables
+
+    monkeypatch.setattr(cache, "_SETTLED_NS", -(10**12))
+    detect_doc(REQ, build_dir=tmp_path, runner=fake())
+
+    def rehash() -> str:
+        raise AssertionError("the data were hashed again")
+
+    monkeypatch.setattr(tables, "package_digest", rehash)
+    assert detect_doc(REQ, build_dir=tmp_path, runner=fake())["cache"]["hit"] is True
+
+
+@pytest.mark.parametrize("memo", [b"", b"{", b'{"stamp": 5, "digest": []}', b"\xff" * 10, b"[]"])
+def test_an_unusable_memo_is_only_a_rehash(fake: Callable[..., Any], tmp_path: Path, memo: bytes) -> None:
+    first = detect_doc(REQ, build_dir=tmp_path, runner=fake())
+    (tmp_path / "ccopt-data-digest.json").write_bytes(memo)
+    doc = detect_doc(REQ, build_dir=tmp_path, runner=fake())
+    assert doc["cache"]["hit"] is True and doc["cache"]["key"] == first["cache"]["key"]
+
+
+def test_a_flush_hashes_the_data_again_and_removes_the_memo(fake: Callable[..., Any], tmp_path: Path,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(cache, "_SETTLED_NS", -(10**12))
+    detect_doc(REQ, build_dir=tmp_path, runner=fake())
+    memo = tmp_path / "ccopt-data-digest.json"
+    good = json.loads(memo.read_text())
+    memo.write_text(json.dumps({**good, "digest": "0" * 64}))  # a memo gone wrong
+    assert detect(REQ, build_dir=tmp_path, flush_first=True, runner=fake()).cache_hit is False
+    assert json.loads(memo.read_text())["digest"] == good["digest"]
+    assert flush(tmp_path) == [cache_path(tmp_path)] and not memo.exists()
+
+
 # --------------------------------------------------------------------------- faults of the cache file, through the CLI
 
 
@@ -285,10 +393,10 @@ def test_flush_that_cannot_delete(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     path = cache.cache_path(tmp_path)
     path.write_text("")
 
-    def refuse(self: Path, missing_ok: bool = False) -> None:
+    def refuse(target: object, *args: object, **kwargs: object) -> None:
         raise PermissionError(13, "Permission denied")
 
-    monkeypatch.setattr(Path, "unlink", refuse)
+    monkeypatch.setattr(cache.os, "unlink", refuse)  # cache deletes through os (no pathlib on the hit path)
     with pytest.raises(CacheError, match=f"^cannot delete {re.escape(str(path))}: Permission denied$"):
         cache.flush(tmp_path)
 

@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from ccopt_meson import cli as cli_module
 from ccopt_meson.cli import main
 
 from .conftest import ROOT
@@ -125,3 +132,107 @@ def test_targets_usage_error_is_one_line(tmp_path: Path) -> None:
     r = cli("targets", str(good_source(tmp_path)))
     assert r.returncode == 2 and r.stderr.count("\n") == 1
     assert r.stderr.startswith("ccopt-meson: error: the following arguments are required: --feature-file")
+
+
+# --------------------------------------------------------------------------- the quick option reader
+# It reads a command line of the cache-hit path exactly as argparse does, or not at all.
+
+WORDS = ["--cc", "--cc-arg", "--args", "--arg", "--lang", "--compiler-id", "--compiler-version", "--cpu-family",
+         "--cross", "--baseline", "--dispatch", "--disable-optimization", "--debug-build", "--build-dir", "--flush",
+         "--json", "--output-dir", "--write-config", "--feature-file", "--arch", "--help", "--", "--comp", "-h",
+         "--cc=gcc", "--lang=cpp", "--lang=fortran", "--cross=yes", "--cross=maybe", "--json=1", "--arg=-O2",
+         "--baseline=", "--cc=--", "c", "cpp", "yes", "auto", "gcc", "-O2", "-avx2", "max -xop", "a.c", "b.dispatch.c",
+         "build", "avx2", "", " ", "-", "--baseline", "--arg"]
+COMMANDS = ["detect", "explain", "configure", "targets", "report", "flush", "features"]
+
+
+def _argparse(args: list[str]) -> dict[str, object] | None:
+    """What argparse makes of ``args``: the options, or None when it exits (usage error, --help)."""
+    try:
+        with contextlib.redirect_stderr(io.StringIO()), contextlib.redirect_stdout(io.StringIO()):
+            return vars(cli_module.build_parser(args[0]).parse_args(cli_module._attach_values(args)))
+    except SystemExit:
+        return None
+
+
+@settings(max_examples=1500, deadline=None)
+@given(st.sampled_from(COMMANDS), st.lists(st.sampled_from(WORDS), max_size=8))
+def test_the_quick_reader_agrees_with_argparse(command: str, words: list[str]) -> None:
+    args = [command, *words]
+    quick = cli_module._quick_parse(args)
+    if quick is not None:
+        assert vars(quick) == _argparse(args)
+
+
+@pytest.mark.parametrize("args", [
+    ["configure", "--lang", "c", "--output-dir", "/b/sub", "--compiler-id", "gcc", "--compiler-version", "12.2.0",
+     "--cpu-family", "x86_64", "--cross", "no", "--baseline", "min", "--dispatch", "max -xop -fma4",
+     "--write-config", "--cc-arg=ccache", "--cc-arg=cc", "--arg=-O2", "--arg=-march=x86-64-v2"],
+    ["configure", "--output-dir", "o", "--baseline", "-avx2", "--arg", "-O2", "--disable-optimization"],
+    ["targets", "a.dispatch.c", "b.dispatch.c", "--feature-file", "/b/ccopt-features.json", "--output-dir", "/b"],
+    ["targets", "--feature-file", "f.json", "a.c"],
+    ["detect", "--cc", "gcc -m32", "--json", "--build-dir", "build"],
+    ["explain", "avx2", "sse41", "--cc", "gcc"],
+    ["report", "build", "--json"],
+    ["features", "--arch", "aarch64"],
+])
+def test_meson_and_scripted_command_lines_take_the_quick_path(args: list[str]) -> None:
+    quick = cli_module._quick_parse(args)
+    assert quick is not None
+    assert vars(quick) == _argparse(args)
+
+
+@pytest.mark.parametrize("args", [
+    ["configure", "--lang", "c"],  # --output-dir is required: argparse says so
+    ["targets", "--feature-file", "f"],  # no source
+    ["detect", "--help"], ["detect", "--lang", "fortran"], ["detect", "--comp", "gcc"], ["detect", "x"],
+    ["targets", "a.c", "--feature-file", "f", "b.c"], ["setup", "build"], ["nonsense"], [],
+])
+def test_anything_else_goes_to_argparse(args: list[str]) -> None:
+    assert cli_module._quick_parse(args) is None
+
+
+# --------------------------------------------------------------------------- what a cache hit imports
+# Not a timing test: it pins the modules a hit of the commands Meson runs loads (its cost is about one
+# Python start-up), so a stray import of typing or pathlib shows up as a failure, not as a slower README.
+
+FAKE_CC = ROOT / "tests" / "fakecc"
+# Each costs a good part of a Python start-up on this path (pathlib brings urllib.parse and ipaddress; signal
+# builds enums), or starts processes (probe).  re and json (with enum, functools, collections) are allowed: the
+# data's patterns and the cache are read with them.
+HEAVY = {"typing", "pathlib", "urllib", "ipaddress", "argparse", "shlex", "signal", "hashlib", "subprocess",
+         "threading", "tempfile", "ccopt_meson.probe"}
+
+
+def _run(args: list[str]) -> tuple[str, set[str]]:
+    """``main(args)`` in a fresh ``python -S`` (as Meson runs the helper): its output and the modules it loaded."""
+    code = ("import sys; sys.path.insert(0, sys.argv[1]); from ccopt_meson.cli import main; rc = main(sys.argv[2:]); "
+            "sys.stdout.flush(); sys.stderr.write('\\n'.join(['MODULES', *sys.modules])); sys.exit(rc)")
+    r = subprocess.run([sys.executable, "-S", "-c", code, str(ROOT), *args], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    return r.stdout, set(r.stderr.split("MODULES\n", 1)[1].splitlines())
+
+
+@pytest.fixture
+def configured(tmp_path: Path) -> list[str]:
+    args = ["configure", "--lang", "c", "--output-dir", str(tmp_path), "--compiler-id", "gcc", "--compiler-version",
+            "12.2.0", "--cpu-family", "x86_64", "--cross", "no", "--baseline", "min", "--dispatch", "max -xop",
+            "--write-config", f"--cc-arg={FAKE_CC / 'instant'}", "--arg=-O2"]
+    out, _ = _run(args)
+    assert "cache_hit\tfalse" in out
+    return args
+
+
+def test_a_configure_hit_imports_nothing_heavy(configured: list[str]) -> None:
+    out, modules = _run(configured)
+    assert "cache_hit\ttrue" in out
+    assert not modules & HEAVY
+
+
+def test_targets_imports_nothing_heavy(configured: list[str], tmp_path: Path) -> None:
+    source = tmp_path / "kern.dispatch.c"
+    source.write_text("/*@targets $maxopt baseline avx2 (avx2 fma3) */\n", encoding="utf-8")
+    out, modules = _run(["targets", str(source), "--feature-file", str(tmp_path / "ccopt-features.json"),
+                         "--output-dir", str(tmp_path)])
+    assert "kern_dispatch_c_AVX2" in out
+    assert not modules & HEAVY

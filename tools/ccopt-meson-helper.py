@@ -6,11 +6,15 @@ its own Python (any interpreter named python3 is replaced by Meson's), passing -
 site-packages are scanned at start-up (the helper needs only the standard library).  That
 start-up runs on every configure and regeneration, so it is kept as short as possible.
 """
-import os
-import sys
+import gc
+
+gc.disable()  # a short process that frees everything at exit: no collector passes (~5% of a cache hit)
+
+import os  # noqa: E402
+import sys  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from ccopt_meson.cli import main  # noqa: E402
+from ccopt_meson.cli import run  # noqa: E402
 
-raise SystemExit(main())
+raise SystemExit(run())

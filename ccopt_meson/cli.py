@@ -100,7 +100,7 @@ def format_report(det: Detection, cache_file: Path | None = None) -> str:
     ])
     disabled = det.request.disable_optimization
     lines += [""] + _rows("CPU baseline", [
-        ("Requested", "optimization disabled" if disabled else repr(det.request.baseline)),
+        ("Requested", "optimization disabled" if disabled else det.baseline_request()),
         ("Enabled", " ".join(det.baseline) or "none"),
         ("Flags", " ".join(det.baseline_flags()) or "none"),
     ])
@@ -249,7 +249,7 @@ def cmd_targets(ns: argparse.Namespace) -> int:
     from .meson_glue import TargetsOptions, targets
 
     out = Path(ns.output_dir) if ns.output_dir else None
-    return targets(TargetsOptions(tuple(ns.sources), Path(ns.feature_file), out))
+    return targets(TargetsOptions(tuple(ns.sources), Path(ns.feature_file), out, ns.optimization, ns.prefix))
 
 
 def _detect_parser(p: argparse.ArgumentParser) -> None:
@@ -287,7 +287,10 @@ def _configure_parser(p: argparse.ArgumentParser) -> None:
 
 
 def _targets_parser(p: argparse.ArgumentParser) -> None:
-    p.add_argument("sources", nargs="+", metavar="SOURCE", help="dispatch sources with a @targets statement")
+    p.add_argument("sources", nargs="+", metavar="SOURCE",
+                   help="'SOURCE: TARGETS' (the target list in meson.build), or a SOURCE with a @targets statement")
+    p.add_argument("--optimization", help="Meson's optimization option (at 3, $maxopt adds nothing)")
+    p.add_argument("--prefix", default="ccopt", help="library names: PREFIX_TARGET (default: %(default)s)")
     p.add_argument("--feature-file", required=True, help="the feature file written at configure time")
     p.add_argument("--output-dir", help="where <source>.h goes (default: the Meson build dir of the caller)")
 

@@ -21,7 +21,8 @@ from .errors import DispatchSourceError, InputError, did_you_mean
 from .records import Detection
 from .tables import Table, all_feature_names, family_of, table_for
 
-__all__ = ["POLICIES", "Statement", "parse_text", "parse_file", "render_statement", "Target", "select", "target_name"]
+__all__ = ["POLICIES", "Statement", "parse_text", "parse_targets", "parse_file", "render_statement", "Target", "select",
+           "target_name"]
 
 POLICIES = ("KEEP_BASELINE", "KEEP_SORT", "MAXOPT", "WERROR", "AUTOVEC")
 MAX_LINES = 1000
@@ -39,7 +40,8 @@ class Statement(NamedTuple):
 
 
 def _fail(where: str, line: int, message: str) -> DispatchSourceError:
-    return DispatchSourceError(f"{where}:{line}: {message}")
+    """``file:line: message``; line 0 is a target list given in meson.build, which has no line of its own."""
+    return DispatchSourceError(f"{where}:{line}: {message}" if line else f"{where}: {message}")
 
 
 def _statement_text(text: str, where: str) -> tuple[str, int]:
@@ -65,6 +67,17 @@ def _statement_text(text: str, where: str) -> tuple[str, int]:
 
 def parse_text(text: str, where: str = "<source>") -> Statement:
     body, line = _statement_text(text, where)
+    return _parse_body(body, where, line)
+
+
+def parse_targets(text: str, where: str) -> Statement:
+    """A target list given outside the source (in ``meson.build``): the body of a ``@targets`` statement."""
+    if _LINE_BREAK.search(text):
+        raise DispatchSourceError(f"{where}: the target list holds a line break")
+    return _parse_body(text, where, 0)
+
+
+def _parse_body(body: str, where: str, line: int) -> Statement:
     tokens = [t for t in _SPLIT.split(body) if t]
     if not tokens:
         raise _fail(where, line, "the @targets statement is empty")
@@ -120,13 +133,14 @@ def parse_text(text: str, where: str = "<source>") -> Statement:
 MAX_SOURCE_BYTES = 16 << 20  # numpy's largest dispatch source is ~0.2 MiB
 
 
-def parse_file(path: str | Path) -> Statement:
+def parse_file(path: str | Path, where: str | None = None) -> Statement:
+    """The statement of a source file; ``where`` names it in messages (default: the path as given)."""
     p = Path(path)
     try:
         data = fsio.read_bounded(p, MAX_SOURCE_BYTES, "dispatch source")
     except FileNotFoundError as exc:
         raise InputError(f"dispatch source '{p}' does not exist") from exc
-    return parse_text(data.decode("utf-8", errors="replace"), p.name)
+    return parse_text(data.decode("utf-8", errors="replace"), str(p) if where is None else where)
 
 
 def render_statement(st: Statement) -> str:

@@ -359,7 +359,7 @@ static void ccopt__apply_env(unsigned char *raw, const unsigned char *base)
     const ccopt_cpu_recipe *r;
     unsigned char keep[CCOPT_CPU_MAX_FEATURE];
     size_t n;
-    int i;
+    int i, known = 0;
     if (dis != NULL && en != NULL) {
         fprintf(stderr, "ccopt: %s and %s are both set; set only one of them (both are ignored)\n", dis_var,
                 en_var);
@@ -380,9 +380,15 @@ static void ccopt__apply_env(unsigned char *raw, const unsigned char *base)
     for (tok = ccopt__token(en, &n); tok != NULL; tok = ccopt__token(tok + n, &n)) {
         if ((r = ccopt__lookup(en_var, tok, n)) == NULL)
             continue;
+        known = 1;
         if (!ccopt__closed(raw, r))
             fprintf(stderr, "ccopt: %s: %s is not supported by this CPU; ignored\n", en_var, ccopt_cpu_names[r->id]);
         ccopt__mark(keep, r);
+    }
+    if (!known) { /* every name was ignored: so is the variable, not every dispatch feature */
+        fprintf(stderr, "ccopt: %s names no CPU feature of %s; ignored (all features stay enabled)\n", en_var,
+                CCOPT_CPU_MACHINE);
+        return;
     }
     for (i = 0; i < CCOPT_CPU_MAX_FEATURE; ++i)
         if (!keep[i])

@@ -378,6 +378,10 @@ static void ccopt__apply_env(unsigned char *raw, const unsigned char *base)
         return;
     memcpy(keep, base, sizeof keep);
     for (tok = ccopt__token(en, &n); tok != NULL; tok = ccopt__token(tok + n, &n)) {
+        if (ccopt__name_eq(tok, n, "BASELINE")) { /* the baseline alone: every dispatcher's fallback */
+            known = 1;
+            continue;
+        }
         if ((r = ccopt__lookup(en_var, tok, n)) == NULL)
             continue;
         known = 1;

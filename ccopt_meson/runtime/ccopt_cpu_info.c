@@ -22,7 +22,6 @@
 #include <unistd.h>
 #endif
 
-#include "ccopt_config.h"
 #include "ccopt_cpu.h"
 
 #define SKIPPED 77 /* Meson's and automake's exit code for a skipped test */
@@ -84,15 +83,11 @@ static int run_as(const char *target, char **argv)
     char list[512];
     int rc;
     (void)ccopt_cpu_init();
-    if (strcmp(target, "BASELINE") == 0) {
-        /* every dispatch feature off: each dispatcher falls back to its baseline version */
-        rc = set_env("CCOPT_ENABLE_CPU_FEATURES", NULL) |
-             set_env("CCOPT_DISABLE_CPU_FEATURES", CCOPT_WITH_CPU_DISPATCH_N ? CCOPT_WITH_CPU_DISPATCH : NULL);
-    } else {
-        if ((rc = target_features(target, list, sizeof list)) != 0)
-            return rc;
-        rc = set_env("CCOPT_DISABLE_CPU_FEATURES", NULL) | set_env("CCOPT_ENABLE_CPU_FEATURES", list);
-    }
+    if (strcmp(target, "BASELINE") == 0)
+        strcpy(list, target); /* the baseline alone: each dispatcher falls back to its baseline version */
+    else if ((rc = target_features(target, list, sizeof list)) != 0)
+        return rc;
+    rc = set_env("CCOPT_DISABLE_CPU_FEATURES", NULL) | set_env("CCOPT_ENABLE_CPU_FEATURES", list);
     if (rc != 0) {
         fprintf(stderr, "ccopt-cpu-info: cannot set the environment\n");
         return 2;

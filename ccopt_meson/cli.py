@@ -146,7 +146,9 @@ def explain_feature(det: Detection, name: str) -> dict[str, Any]:
 
 
 def _article(word: str) -> str:
-    return f"{'an' if word[:1].lower() in 'aeiou' else 'a'} {word}"
+    """``an arm``, ``an x86``, ``an s390x``, ``a ppc64``: by the sound, which for x86/s390x is a letter's name."""
+    vowel = word[:1].lower() in "aeiou" or word.lower().startswith(("x86", "s390"))
+    return f"{'an' if vowel else 'a'} {word}"
 
 
 def cmd_explain(ns: argparse.Namespace) -> int:

@@ -41,10 +41,15 @@
 #define CCOPT__SRC2(SRC, PART) CCOPT_SRC_##SRC##_##PART
 #define CCOPT__SRC(SRC, PART) CCOPT__SRC2(SRC, PART)
 
+#define CCOPT__STR2(X) #X
+#define CCOPT__STR(X) CCOPT__STR2(X)
+/* In a dispatch source: the target this build of it is for, as a name and as a string. */
 #ifdef CCOPT_TARGET
 #define CCOPT_FN(NAME) CCOPT__CAT(NAME, CCOPT_TARGET)
+#define CCOPT_TARGET_NAME CCOPT__STR(CCOPT_TARGET)
 #else
 #define CCOPT_FN(NAME) CCOPT__CAT(NAME, BASELINE)
+#define CCOPT_TARGET_NAME "BASELINE"
 #endif
 
 /* The version of NAME for TARGET, as a name: CCOPT_DISPATCH_VERSION(dot, AVX2) is dot_AVX2. */

@@ -33,8 +33,8 @@ from .errors import InputError
 from .records import Detection, Request
 
 __all__ = ["ConfigureOptions", "TargetsOptions", "Kernel", "kernel", "configure", "targets", "run_setup",
-           "explicit_reconfigure",
-           "parent_argv", "is_build_dir", "mark_for_reconfigure", "check_field", "RESERVED_HEADERS"]
+           "explicit_reconfigure", "parent_argv", "is_build_dir", "mark_for_reconfigure", "check_field",
+           "RESERVED_HEADERS"]
 
 FLUSH_FLAGS = ("--reconfigure", "--wipe", "--clearcache")
 # Headers the subproject itself provides: a generated <source>.h must never shadow them.
@@ -239,10 +239,10 @@ def targets(opts: TargetsOptions) -> int:
         raise InputError(f"two dispatch sources would share the generated header {clash}; "
                          "rename one, or call 'targets' from each source's own meson.build")
     check_field(opts.prefix, "--prefix")
+    # every header path is checked before any is written
+    plan = [(k, _header_path(k.source, out_dir), dispatch.select(k.statement, det)) for k in kernels]
     groups: dict[str, tuple[list[str], list[str]]] = {}  # library -> (args, sources)
-    for k in kernels:
-        header = _header_path(k.source, out_dir)
-        chosen = dispatch.select(k.statement, det)
+    for k, header, chosen in plan:
         emit.write_if_changed(header, emit.dispatch_header(k.source, chosen, k.origin))
         for t in chosen:
             args, sources = groups.setdefault(_library(opts.prefix, t, k.statement.policies),

@@ -5,7 +5,7 @@ Source ``i`` gets the target list of numpy 2.2.6's ``multi_targets`` call ``i mo
 small kernel.  Baseline ``min``, dispatch ``max -xop -fma4`` (numpy's defaults).
 
 - ``ccopt``: ccopt-meson as a subproject, the README's consumer snippet (one ``targets`` run,
-  one ``static_library`` per line it prints);
+  one ``static_library`` per line it prints: per distinct set of compile args);
 - ``fork``: numpy's Meson fork with numpy's ``meson_cpu/`` unchanged and one
   ``mod_features.multi_targets()`` per source, extended into one, as numpy's
   ``numpy/_core/meson.build`` does;
@@ -137,13 +137,12 @@ project('scale', 'c', default_options: ['buildtype=release'])
 ccopt = subproject('ccopt-meson', default_options: ['cpu-baseline=min', 'cpu-dispatch=max -xop -fma4'])
 ccopt_dep = dependency('ccopt')
 
-r = run_command(ccopt.get_variable('helper'), 'targets', files({sources}),
-                '--feature-file', ccopt.get_variable('feature_file'), check: false)
+r = run_command(ccopt.get_variable('targets'), files({sources}), check: false)
 assert(r.returncode() == 0, r.stderr().strip())
 dispatch_libs = []
 foreach line : r.stdout().splitlines()
-  t = line.split('\\t')  # library name, source, compile args
-  dispatch_libs += static_library(t[0], t[1], c_args: t[2].split(), dependencies: ccopt_dep)
+  t = line.split('\\t')  # library name, compile args, sources
+  dispatch_libs += static_library(t[0], t[2].split(), c_args: t[1].split(), dependencies: ccopt_dep)
 endforeach
 
 disp = static_library('disp', {disp}, link_with: dispatch_libs, dependencies: ccopt_dep)

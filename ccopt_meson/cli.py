@@ -133,7 +133,7 @@ def format_report(det: Detection, cache_file: str | os.PathLike[str] | None = No
     ])
     disabled = det.request.disable_optimization
     lines += [""] + _rows("CPU baseline", [
-        ("Requested", "optimization disabled" if disabled else repr(det.request.baseline)),
+        ("Requested", "optimization disabled" if disabled else det.baseline_request()),
         ("Enabled", " ".join(det.baseline) or "none"),
         ("Flags", " ".join(det.baseline_flags()) or "none"),
     ])
@@ -180,7 +180,9 @@ def explain_feature(det: Detection, name: str) -> dict[str, Any]:
 
 
 def _article(word: str) -> str:
-    return f"{'an' if word[:1].lower() in 'aeiou' else 'a'} {word}"
+    """``an arm``, ``an x86``, ``an s390x``, ``a ppc64``: by the sound, which for x86/s390x is a letter's name."""
+    vowel = word[:1].lower() in "aeiou" or word.lower().startswith(("x86", "s390"))
+    return f"{'an' if vowel else 'a'} {word}"
 
 
 def explain_names(texts: Sequence[str]) -> list[str]:
@@ -303,7 +305,8 @@ def cmd_configure(ns: argparse.Namespace) -> int:
 def cmd_targets(ns: argparse.Namespace) -> int:
     from .meson_glue import TargetsOptions, targets
 
-    return targets(TargetsOptions(tuple(ns.sources), ns.feature_file, ns.output_dir or None))
+    return targets(TargetsOptions(tuple(ns.sources), ns.feature_file, ns.output_dir or None, ns.optimization,
+                                  ns.prefix))
 
 
 def _detect_parser(p: _Adder) -> None:
@@ -344,7 +347,10 @@ def _configure_parser(p: _Adder) -> None:
 
 
 def _targets_parser(p: _Adder) -> None:
-    p.add_argument("sources", nargs="+", metavar="SOURCE", help="dispatch sources with a @targets statement")
+    p.add_argument("sources", nargs="+", metavar="SOURCE",
+                   help="'SOURCE: TARGETS' (the target list in meson.build), or a SOURCE with a @targets statement")
+    p.add_argument("--optimization", help="Meson's optimization option (at 3, $maxopt adds nothing)")
+    p.add_argument("--prefix", default="ccopt", help="library names: PREFIX_TARGET (default: %(default)s)")
     p.add_argument("--feature-file", required=True, help="the feature file written at configure time")
     p.add_argument("--output-dir", help="where <source>.h goes (default: the Meson build dir of the caller)")
 

@@ -12,6 +12,7 @@ Parsing is pure; ``select`` applies the ``Detection`` of a build.
 
 from __future__ import annotations
 
+import os
 import re
 
 from . import fsio
@@ -26,7 +27,8 @@ if TYPE_CHECKING:
 else:
     from ._tuple import NamedTuple
 
-__all__ = ["POLICIES", "Statement", "parse_text", "parse_file", "render_statement", "Target", "select", "target_name"]
+__all__ = ["POLICIES", "Statement", "parse_text", "parse_targets", "parse_file", "render_statement", "Target", "select",
+           "target_name"]
 
 POLICIES = ("KEEP_BASELINE", "KEEP_SORT", "MAXOPT", "WERROR", "AUTOVEC")
 MAX_LINES = 1000
@@ -51,7 +53,9 @@ def _show(text: str, limit: int = 40) -> str:
 
 
 def _fail(where: str, line: int, message: str) -> DispatchSourceError:
-    return DispatchSourceError(f"{_show(where, 200)}:{line}: {message}")
+    """``file:line: message``; line 0 is a target list given in meson.build, which has no line of its own."""
+    shown = _show(where, 200)
+    return DispatchSourceError(f"{shown}:{line}: {message}" if line else f"{shown}: {message}")
 
 
 def _statement_text(text: str, where: str) -> tuple[str, int]:
@@ -77,6 +81,17 @@ def _statement_text(text: str, where: str) -> tuple[str, int]:
 
 def parse_text(text: str, where: str = "<source>") -> Statement:
     body, line = _statement_text(text, where)
+    return _parse_body(body, where, line)
+
+
+def parse_targets(text: str, where: str) -> Statement:
+    """A target list given outside the source (in ``meson.build``): the body of a ``@targets`` statement."""
+    if _LINE_BREAK.search(text):
+        raise DispatchSourceError(f"{where}: the target list holds a line break")
+    return _parse_body(text, where, 0)
+
+
+def _parse_body(body: str, where: str, line: int) -> Statement:
     tokens = [t for t in _SPLIT.split(body) if t]
     if not tokens:
         raise _fail(where, line, "the @targets statement is empty")
@@ -141,12 +156,13 @@ def parse_text(text: str, where: str = "<source>") -> Statement:
 MAX_SOURCE_BYTES = 16 << 20  # numpy's largest dispatch source is ~0.2 MiB
 
 
-def parse_file(path: str | os.PathLike[str]) -> Statement:
+def parse_file(path: str | os.PathLike[str], where: str | None = None) -> Statement:
+    """The statement of a source file; ``where`` names it in messages (default: the path as given)."""
     try:
         data = fsio.read_bounded(path, MAX_SOURCE_BYTES, "dispatch source")
     except (FileNotFoundError, NotADirectoryError) as exc:
         raise InputError(f"dispatch source '{fsio.show_path(path)}' does not exist") from exc
-    return parse_text(data.decode("utf-8", errors="replace"), fsio.base_name(path))
+    return parse_text(data.decode("utf-8", errors="replace"), os.fspath(path) if where is None else where)
 
 
 def render_statement(st: Statement) -> str:

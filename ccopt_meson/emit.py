@@ -7,6 +7,8 @@ changes, so a no-change reconfigure recompiles nothing.
 
 from __future__ import annotations
 
+import re
+
 from . import fsio
 from .dispatch import Target
 from .records import Detection
@@ -17,7 +19,7 @@ if TYPE_CHECKING:
     import os
     from typing import Sequence
 
-__all__ = ["config_header", "dispatch_header", "write_if_changed", "header_name"]
+__all__ = ["config_header", "dispatch_header", "write_if_changed", "header_name", "source_id"]
 
 _BANNER = "/* " + fsio.MARK + " {version} from {what}; do not edit. */\n"
 
@@ -75,26 +77,34 @@ def header_name(source: str) -> str:
     return (stem.rsplit(".", 1)[0] if "." in stem else stem) + ".h"
 
 
-def dispatch_header(source: str, targets: Sequence[Target]) -> str:
-    """Per-source header: the X-macros the ``ccopt_dispatch.h`` macros walk."""
+def source_id(source: str) -> str:
+    """The name callers give the macros for ``source``: ``dot.dispatch.c`` -> ``dot_dispatch``."""
+    return re.sub(r"[^A-Za-z0-9_]", "_", header_name(source)[:-2])
+
+
+def dispatch_header(source: str, targets: Sequence[Target], origin: str = "the @targets statement") -> str:
+    """Per-source header: macros named after the source (``CCOPT_SRC_<id>_*``), so headers compose.
+
+    ``ccopt_dispatch.h`` walks them: every function a caller binds to ``<id>`` gets this
+    source's target list, whatever other dispatch headers the translation unit includes.
+    """
+    sid = source_id(source)
     real = [t for t in targets if t.name != "BASELINE"]
     has_base = any(t.name == "BASELINE" for t in targets)
     checks = [("&&".join(f"CHK({m})" for m in (t.checks or t.members)), t.name) for t in real]
-    lines = [_BANNER.format(version=__version__, what=f"the @targets statement of {fsio.base_name(source)}").rstrip(),
-             '#include "ccopt_dispatch.h"', "",
-             '#undef CCOPT_DISPATCH_TARGETS', f'#define CCOPT_DISPATCH_TARGETS "{" ".join(t.name for t in targets)}"',
-             "#undef CCOPT__DISPATCH_CALL"]
-    lines += _xmacro("#define CCOPT__DISPATCH_CALL(CHK, CB, ...)", "{item}", [
+    pre = f"CCOPT_SRC_{sid}"
+    lines = [_BANNER.format(version=__version__, what=f"{origin} of {fsio.base_name(source)}").rstrip(),
+             f"#ifndef {pre}", f"#define {pre} 1", '#include "ccopt_dispatch.h"', "",
+             f'#define {pre}_TARGETS "{" ".join(t.name for t in targets)}"']
+    lines += [f"#define CCOPT_DISPATCH_HAS_{sid}_{t.name} 1" for t in targets]
+    lines += _xmacro(f"#define {pre}_CALL(CHK, CB, ...)", "{item}", [
         f"CCOPT__EXPAND(CB(({c}), {name}, __VA_ARGS__))" for c, name in checks])
-    lines += ["#undef CCOPT__DISPATCH_BASELINE_CALL", "#undef CCOPT__DISPATCH_FALLBACK",
-              "#undef CCOPT__DISPATCH_FALLBACK_NAME", "#undef CCOPT_DISPATCH_HAS_BASELINE",
-              f"#define CCOPT_DISPATCH_HAS_BASELINE {int(has_base)}"]
     if has_base:
-        lines += ["#define CCOPT__DISPATCH_BASELINE_CALL(CB, ...) CCOPT__EXPAND(CB(__VA_ARGS__))",
-                  "#define CCOPT__DISPATCH_FALLBACK(NAME) CCOPT__CAT(NAME, BASELINE)",
-                  '#define CCOPT__DISPATCH_FALLBACK_NAME "BASELINE"']
+        lines += [f"#define {pre}_BASE(CB, ...) CCOPT__EXPAND(CB(1, BASELINE, __VA_ARGS__))",
+                  f"#define {pre}_FALLBACK(NAME) CCOPT__CAT(NAME, BASELINE)",
+                  f'#define {pre}_FALLBACK_NAME "BASELINE"']
     else:
-        lines += ["#define CCOPT__DISPATCH_BASELINE_CALL(CB, ...)",
-                  "#define CCOPT__DISPATCH_FALLBACK(NAME) 0",
-                  "#define CCOPT__DISPATCH_FALLBACK_NAME \"none\""]
+        lines += [f"#define {pre}_BASE(CB, ...)", f"#define {pre}_FALLBACK(NAME) 0",
+                  f'#define {pre}_FALLBACK_NAME "none"']
+    lines += ["", f"#endif /* {pre} */"]
     return "\n".join(lines) + "\n"

@@ -39,8 +39,9 @@ if TYPE_CHECKING:
 else:
     from ._tuple import NamedTuple
 
-__all__ = ["ConfigureOptions", "TargetsOptions", "configure", "targets", "run_setup", "explicit_reconfigure",
-           "parent_argv", "is_build_dir", "mark_for_reconfigure", "check_field", "RESERVED_HEADERS"]
+__all__ = ["ConfigureOptions", "TargetsOptions", "Kernel", "kernel", "configure", "targets", "run_setup",
+           "explicit_reconfigure", "parent_argv", "is_build_dir", "mark_for_reconfigure", "check_field",
+           "RESERVED_HEADERS"]
 
 FLUSH_FLAGS = ("--reconfigure", "--wipe", "--clearcache")
 # Written by configure beside the cache: which project features file the build uses, for `targets`
@@ -60,9 +61,11 @@ class ConfigureOptions(NamedTuple):
 
 
 class TargetsOptions(NamedTuple):
-    sources: tuple[str, ...]
+    sources: tuple[str, ...]  # SOURCE (its @targets statement) or 'SOURCE: TARGETS'
     feature_file: StrPath
     output_dir: StrPath | None = None  # default: the calling meson.build's build dir
+    optimization: str | None = None  # Meson's optimization option: at 3, $maxopt adds nothing
+    prefix: str = "ccopt"  # library names: <prefix>_<TARGET>[_maxopt][_werror]
 
 
 def parent_argv() -> list[str] | None:
@@ -129,6 +132,7 @@ def _configure_lines(det: Detection, path: str) -> list[str]:
         ("baseline_names", " ".join(det.baseline)),
         ("baseline_args", _args_field(base_args, "baseline argument")),
         ("dispatch_names", " ".join(det.dispatch)),
+        ("baseline_request", check_field(det.baseline_request(), "baseline request", spaces=True)),
         ("cache_hit", "true" if det.cache_hit else "false"),
         ("probes", str(det.probes)),
         ("feature_file", check_field(os.path.realpath(path), "build directory", spaces=True)),
@@ -161,14 +165,45 @@ def configure(req: Request, opts: ConfigureOptions) -> int:
 # --------------------------------------------------------------------------- targets
 
 
-def _library_name(source: str, target: str, taken: set[str]) -> str:
-    """``dot.dispatch.c`` + ``AVX2`` -> ``dot_dispatch_c_AVX2`` (Meson's underscorify), unique."""
-    stem = re.sub(r"[^A-Za-z0-9_]", "_", fsio.base_name(source))
-    name = f"{stem}_{target}"
-    if name in taken:  # same file name in two directories
-        name = f"{re.sub(r'[^A-Za-z0-9_]', '_', fsio.base_name(os.path.dirname(source)))}_{name}"
-    taken.add(name)
-    return name
+class Kernel(NamedTuple):
+    """One dispatch source and its targets, as ``meson.build`` named them."""
+
+    source: str  # what the line hands back to static_library(): relative to the caller's directory
+    statement: dispatch.Statement
+    origin: str  # where the target list came from, for the header's banner
+
+
+def _shown(path: str) -> str:
+    """A source path for messages: relative to the project (``src/k.dispatch.c``), never bare."""
+    for base in (os.environ.get("MESON_SOURCE_ROOT"), os.getcwd()):
+        if base and os.path.isabs(path):
+            rel = os.path.relpath(path, base)
+            if not rel.startswith(".."):
+                return rel
+    return path
+
+
+def _for_meson(path: str) -> str:
+    """The source as the caller's static_library() reads it: relative to its directory when inside it.
+
+    Meson names an object after the source path it was given, so an absolute path (what
+    ``files()`` hands a command) would put the whole path into every object's name.
+    """
+    if os.path.isabs(path):
+        rel = os.path.relpath(path, os.getcwd())
+        if not rel.startswith(".."):
+            path = rel
+    return check_field(path.replace(os.sep, "/"), "dispatch source")
+
+
+def kernel(arg: str) -> Kernel:
+    """``SOURCE`` (its own ``@targets`` statement) or ``SOURCE: TARGETS`` (the list given in meson.build)."""
+    if os.path.isfile(arg) or ":" not in arg:  # a path (Windows ones hold ':' too)
+        st = dispatch.parse_file(arg, _shown(arg))
+        return Kernel(_for_meson(arg), st, "the @targets statement")
+    source, _, text = arg.rpartition(":")  # no target list holds ':'
+    source = source.strip()
+    return Kernel(_for_meson(source), dispatch.parse_targets(text, f"targets of {source}"), "the target list")
 
 
 def _header_path(source: str, out_dir: StrPath) -> str:
@@ -187,31 +222,55 @@ def _header_path(source: str, out_dir: StrPath) -> str:
     return path
 
 
-def targets(opts: TargetsOptions) -> int:
-    """Targets of dispatch sources: ``LIBRARY<TAB>SOURCE<TAB>args`` lines; writes each ``<source>.h``.
+def _library(prefix: str, target: dispatch.Target, policies: frozenset[str]) -> str:
+    """One library per distinct set of compile args: the target plus the policies that change args."""
+    opt = "_maxopt" if policies & {"MAXOPT", "AUTOVEC"} else ""
+    return f"{prefix}_{target.name}{opt}{'_werror' if 'WERROR' in policies else ''}"
 
-    One process for all sources of a project: every helper start costs a Python start-up
-    on every (re)configure.
+
+def _target_args(det: Detection, target: dispatch.Target, opts: TargetsOptions) -> list[str]:
+    """What the library adds to the dependency's args: no baseline flag twice, no -O3 Meson already gives."""
+    given = set(det.baseline_args())
+    if opts.optimization == "3":  # Meson's highest level already is what $maxopt asks for
+        given |= set(det.policy.opt)
+    return [*_force_include(det), *(a for a in target.args if a not in given)]
+
+
+def _force_include(det: Detection) -> list[str]:
+    """Every version is compiled with ccopt's two headers included first: a kernel that forgets
+    them still builds, instead of failing on CCOPT_FN or an intrinsic type in the compiler's words."""
+    spelling = det.table.spec.driver.get("force_include") if det.table else None
+    return [w.format(h) for h in ("ccopt_config.h", "ccopt_dispatch.h") for w in spelling or ()]
+
+
+def targets(opts: TargetsOptions) -> int:
+    """``LIBRARY<TAB>args<TAB>sources`` lines, one per distinct set of compile args; writes each ``<source>.h``.
+
+    One process for all sources of a project (every helper start costs a Python start-up on
+    every configure), and one static library per target rather than per source and target:
+    Meson's own work per library dominates configure time at numpy's scale.
     """
     _use_project_note(os.path.join(os.path.dirname(opts.feature_file), PROJECT_NOTE))
     det = _read_feature_file(opts.feature_file)
     out_dir = opts.output_dir or _caller_build_dir()
-    for source in opts.sources:
-        check_field(source, "dispatch source", spaces=True)
-    headers = [emit.header_name(s) for s in opts.sources]
+    kernels = [kernel(arg) for arg in opts.sources]
+    headers = [emit.header_name(k.source) for k in kernels]
     clash = next((h for h in headers if headers.count(h) > 1), None)
     if clash:  # both would write the same <source>.h into one build directory
         raise InputError(f"two dispatch sources would share the generated header {clash}; "
                          "rename one, or call 'targets' from each source's own meson.build")
-    plan = [(source, _header_path(source, out_dir), dispatch.select(dispatch.parse_file(source), det))
-            for source in opts.sources]
-    lines: list[str] = []
-    taken: set[str] = set()
-    for source, header, chosen in plan:
-        emit.write_if_changed(header, emit.dispatch_header(source, chosen))
-        lines += [f"{_library_name(source, t.name, taken)}\t{source}\t{_args_field(t.args, 'target argument')}\n"
-                  for t in chosen]
-    sys.stdout.write("".join(lines))
+    check_field(opts.prefix, "--prefix")
+    # every header path is checked before any is written
+    plan = [(k, _header_path(k.source, out_dir), dispatch.select(k.statement, det)) for k in kernels]
+    groups: dict[str, tuple[list[str], list[str]]] = {}  # library -> (args, sources)
+    for k, header, chosen in plan:
+        emit.write_if_changed(header, emit.dispatch_header(k.source, chosen, k.origin))
+        for t in chosen:
+            args, sources = groups.setdefault(_library(opts.prefix, t, k.statement.policies),
+                                              (_target_args(det, t, opts), []))
+            sources.append(k.source)
+    sys.stdout.write("".join(f"{lib}\t{_args_field(args, 'target argument')}\t{' '.join(srcs)}\n"
+                             for lib, (args, srcs) in groups.items()))
     return 0
 
 

@@ -135,6 +135,14 @@ class Detection(NamedTuple):
         spec = self.table.spec if self.table else compiler_spec(self.compiler.id)
         return str(spec.driver["define"]).format(text)
 
+    def baseline_request(self) -> str:
+        """What was asked for the baseline, with the user's own CPU choice that raised it (``-march=native``)."""
+        from .tables import picks_cpu
+
+        picked = [a for a in self.compiler.args if picks_cpu(a)]
+        asked = repr(self.request.baseline)
+        return f"{asked} + what {' '.join(picked)} enables" if picked else asked
+
     def baseline_flags(self) -> list[str]:
         return self.table.flags_for(self.baseline) if self.table else []
 

@@ -114,9 +114,9 @@ def test_headers_compile_and_dispatch(doc: Detection, tmp_path: Path, gcc: str) 
     (tmp_path / "main.c").write_text(
         '#include <stdio.h>\n#include "k.dispatch.h"\n'
         "#define DEF_CB(CHECK, T, ...) int k_##T(void) { return 1; }\n"
-        "CCOPT_DISPATCH_FOREACH(DEF_CB, 0)\nint k_BASELINE(void) { return 2; }\n"
-        "CCOPT_DISPATCH_DECLARE(int, k, (void))\nCCOPT_DISPATCH_DEFINE(int, k, (void), ())\n"
-        'int main(void) { printf("%s %d\\n", CCOPT_DISPATCH_TARGET_NAME(k), k()); return 0; }\n')
+        "CCOPT_SRC_k_dispatch_CALL(CCOPT_CPU_HAVE, DEF_CB, 0)\nint k_BASELINE(void) { return 2; }\n"
+        "CCOPT_DISPATCH_DECLARE(k_dispatch, int, k, (void))\nCCOPT_DISPATCH_DEFINE(k_dispatch, int, k, (void), ())\n"
+        'int main(void) { printf("%s %d\\n", CCOPT_DISPATCH_TARGET_NAME(k_dispatch, k), k()); return 0; }\n')
     exe = tmp_path / "a.out"
     inc = ["-I", str(tmp_path), "-I", str(runtime)]
     subprocess.run([gcc, "-std=c99", "-Wall", "-Wextra", "-Werror", *inc, "-c", str(tmp_path / "main.c"),
@@ -162,7 +162,7 @@ def test_no_fitting_version_and_no_baseline_aborts_with_a_message(doc: Detection
     (tmp_path / "k.dispatch.h").write_text(dispatch_header("k.dispatch.c", targets))
     (tmp_path / "main.c").write_text(
         '#include "k.dispatch.h"\nint k_AVX2(void) { return 1; }\n'
-        "CCOPT_DISPATCH_DECLARE(int, k, (void))\nCCOPT_DISPATCH_DEFINE(int, k, (void), ())\n"
+        "CCOPT_DISPATCH_DECLARE(k_dispatch, int, k, (void))\nCCOPT_DISPATCH_DEFINE(k_dispatch, int, k, (void), ())\n"
         "int main(void) { return k(); }\n")
     exe = tmp_path / "a.out"
     subprocess.run([gcc, "-I", str(tmp_path), "-I", str(runtime), str(tmp_path / "main.c"),
@@ -285,7 +285,7 @@ def test_any_source_bytes_parse_or_raise_our_error(data: bytes) -> None:
         try:
             parse_file(path)
         except CcoptError as exc:
-            assert one_line_message(exc).startswith("k.dispatch.c:")
+            assert one_line_message(exc).startswith(f"{path}:")  # the path as given, directory kept
 
 
 # --- untrusted input, bounds and processes (docs/robustness.md section 9)

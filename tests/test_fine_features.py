@@ -148,9 +148,9 @@ def dispatcher(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (tmp / "main.c").write_text(
         '#include <stdio.h>\n#include "k.dispatch.h"\n'
         "#define DEF_CB(CHECK, T, ...) int k_##T(void) { return 1; }\n"
-        "CCOPT_DISPATCH_FOREACH(DEF_CB, 0)\nint k_BASELINE(void) { return 2; }\n"
-        "CCOPT_DISPATCH_DECLARE(int, k, (void))\nCCOPT_DISPATCH_DEFINE(int, k, (void), ())\n"
-        'int main(void) { k(); printf("%s\\n", CCOPT_DISPATCH_TARGET_NAME(k)); return 0; }\n')
+        "CCOPT_DISPATCH_FOREACH(k_dispatch, DEF_CB, 0)\n"  # BASELINE too: the statement has it
+        "CCOPT_DISPATCH_DECLARE(k_dispatch, int, k, (void))\nCCOPT_DISPATCH_DEFINE(k_dispatch, int, k, (void), ())\n"
+        'int main(void) { k(); printf("%s\\n", CCOPT_DISPATCH_TARGET_NAME(k_dispatch, k)); return 0; }\n')
     exe = tmp / "k"
     subprocess.run([gcc, "-std=c99", "-Wall", "-Werror", "-I", str(tmp), "-I", str(RUNTIME), str(tmp / "main.c"),
                     str(RUNTIME / "ccopt_cpu.c"), "-o", str(exe)], check=True, timeout=120)

@@ -116,9 +116,9 @@ def test_targets_output_dir(tmp_path: Path, gcc12_x86_64_feature_file: Path) -> 
     r = cli("targets", str(src), "--feature-file", str(gcc12_x86_64_feature_file),
             env={"MESON_BUILD_ROOT": str(tmp_path / "mb"), "MESON_SUBDIR": "sub"})
     assert r.returncode == 0 and r.stderr == "", r.stderr
-    rows = [line.split("\t") for line in r.stdout.splitlines()]
-    assert [row[0] for row in rows] == [f"kern_dispatch_c_{t}" for t in ("AVX512_SKX", "AVX2", "SSE42", "BASELINE")]
-    assert {row[1] for row in rows} == {str(src)}
+    rows = [line.split("\t") for line in r.stdout.splitlines()]  # library, args, sources
+    assert [row[0] for row in rows] == [f"ccopt_{t}_maxopt" for t in ("AVX512_SKX", "AVX2", "SSE42", "BASELINE")]
+    assert {row[2] for row in rows} == {str(src)}
     assert (tmp_path / "mb" / "sub" / "kern.dispatch.h").is_file()
 
 

@@ -465,7 +465,7 @@ static void ccopt__apply_env(unsigned char *raw, const unsigned char *base)
     unsigned char keep[CCOPT_CPU_MAX_FEATURE];
     ccopt__env_log dis_log = {dis_var, 0, 0, 0}, en_log = {en_var, 0, 0, 0};
     size_t n;
-    int i;
+    int i, known = 0;
     if (dis != NULL && en != NULL) {
         fprintf(stderr, "ccopt: %s and %s are both set; set only one of them (both are ignored)\n", dis_var,
                 en_var);
@@ -485,13 +485,23 @@ static void ccopt__apply_env(unsigned char *raw, const unsigned char *base)
         return;
     memcpy(keep, base, sizeof keep);
     for (tok = ccopt__token(en, &n); tok != NULL; tok = ccopt__token(tok + n, &n)) {
+        if (ccopt__name_eq(tok, n, "BASELINE")) { /* the baseline alone: every dispatcher's fallback */
+            known = 1;
+            continue;
+        }
         if ((r = ccopt__lookup(&en_log, tok, n)) == NULL)
             continue;
+        known = 1;
         if (!ccopt__closed(raw, r) && ccopt__say(&en_log))
             fprintf(stderr, "%s is not supported by this CPU; ignored\n", ccopt_cpu_names[r->id]);
         ccopt__mark(keep, r);
     }
     ccopt__said(&en_log);
+    if (!known) { /* every name was ignored: so is the variable, not every dispatch feature */
+        fprintf(stderr, "ccopt: %s names no CPU feature of %s; ignored (all features stay enabled)\n", en_var,
+                CCOPT_CPU_MACHINE);
+        return;
+    }
     for (i = 0; i < CCOPT_CPU_MAX_FEATURE; ++i)
         if (!keep[i])
             raw[i] = 0;

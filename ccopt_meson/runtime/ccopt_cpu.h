@@ -24,10 +24,11 @@
  *   CCOPT_DISABLE_CPU_FEATURES  the named features, and every feature that
  *                               implies one of them, are reported absent.
  *   CCOPT_ENABLE_CPU_FEATURES   only the named features (with what they imply)
- *                               and the baseline stay enabled.
+ *                               and the baseline stay enabled; BASELINE alone
+ *                               keeps only the baseline.
  * Unknown names, baseline features in the DISABLE list and setting both
  * variables print one line on stderr ("ccopt: CCOPT_...: ...") and are
- * otherwise ignored.
+ * otherwise ignored; an ENABLE list with no known name is ignored whole.
  *
  * Compile-time knobs: CCOPT_CPU_API (declaration prefix, e.g. a visibility
  * attribute); CCOPT_CPU_NO_GETAUXVAL (always read /proc/self/auxv on Linux).

@@ -3,19 +3,105 @@
  *   ccopt-cpu-info          text: arch, level, usable and unusable features
  *   ccopt-cpu-info --json   {"arch": ..., "level": ..., "features": {"NAME": bool, ...},
  *                            "baseline_missing": [...]}
+ *   ccopt-cpu-info --run-as TARGET PROGRAM [ARGS...]
+ *                           run PROGRAM as if this CPU had only TARGET (AVX2, X86_V3, FMA3__AVX2,
+ *                           BASELINE) on top of the baseline, through CCOPT_ENABLE_CPU_FEATURES /
+ *                           CCOPT_DISABLE_CPU_FEATURES; exit 77 (Meson's "skipped") when it lacks TARGET
  *
  * Every feature of the architecture is listed, after the environment masks
  * (CCOPT_DISABLE_CPU_FEATURES / CCOPT_ENABLE_CPU_FEATURES).  Exits 0 even when
  * the baseline is missing: it reports, it does not judge.
  */
+#define _POSIX_C_SOURCE 200112L
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#ifdef _WIN32
+#include <process.h>
+#else
+#include <unistd.h>
+#endif
 
 #include "ccopt_cpu.h"
 
+#define SKIPPED 77 /* Meson's and automake's exit code for a skipped test */
+
 static void usage(FILE *out)
 {
-    fprintf(out, "usage: ccopt-cpu-info [--json]\n");
+    fprintf(out, "usage: ccopt-cpu-info [--json]\n       ccopt-cpu-info --run-as TARGET PROGRAM [ARGS...]\n");
+}
+
+static int set_env(const char *name, const char *value)
+{
+#ifdef _WIN32
+    return _putenv_s(name, value == NULL ? "" : value);
+#else
+    return value == NULL ? unsetenv(name) : setenv(name, value, 1);
+#endif
+}
+
+/* The features of a target name ("FMA3__AVX2" is FMA3 and AVX2) into `list`, space-separated;
+ * 0 when every one is a known feature this CPU has, else 1 after saying which one is not. */
+static int target_features(const char *target, char *list, size_t len)
+{
+    char name[64];
+    const char *p = target;
+    list[0] = '\0';
+    while (*p != '\0') {
+        size_t n = strcspn(p, "_");
+        int id;
+        while (p[n] == '_' && p[n + 1] != '_' && p[n + 1] != '\0') /* X86_V3: one '_' is part of the name */
+            n += 1 + strcspn(p + n + 1, "_");
+        if (n == 0 || n >= sizeof name || strlen(list) + n + 2 > len) {
+            fprintf(stderr, "ccopt-cpu-info: '%s' is not a target name\n", target);
+            return 2;
+        }
+        memcpy(name, p, n);
+        name[n] = '\0';
+        id = ccopt_cpu_id(name);
+        if (id < 0 || !ccopt_cpu_on_arch(id)) {
+            fprintf(stderr, "ccopt-cpu-info: %s is not a CPU feature of %s\n", name, ccopt_cpu_arch());
+            return 2;
+        }
+        if (!ccopt_cpu_have(id)) {
+            printf("ccopt-cpu-info: this CPU lacks %s: skipped\n", name);
+            return SKIPPED;
+        }
+        if (list[0] != '\0')
+            strcat(list, " ");
+        strcat(list, name);
+        p += n;
+        while (*p == '_')
+            p++;
+    }
+    return 0;
+}
+
+/* Run argv[0] with only `target`'s features (and the baseline) left to the dispatchers. */
+static int run_as(const char *target, char **argv)
+{
+    char list[512];
+    int rc;
+    (void)ccopt_cpu_init();
+    if (strcmp(target, "BASELINE") == 0)
+        strcpy(list, target); /* the baseline alone: each dispatcher falls back to its baseline version */
+    else if ((rc = target_features(target, list, sizeof list)) != 0)
+        return rc;
+    rc = set_env("CCOPT_DISABLE_CPU_FEATURES", NULL) | set_env("CCOPT_ENABLE_CPU_FEATURES", list);
+    if (rc != 0) {
+        fprintf(stderr, "ccopt-cpu-info: cannot set the environment\n");
+        return 2;
+    }
+    fflush(stdout);
+#ifdef _WIN32
+    rc = (int)_spawnvp(_P_WAIT, argv[0], (const char *const *)argv);
+    if (rc != -1)
+        return rc;
+#else
+    execvp(argv[0], argv);
+#endif
+    fprintf(stderr, "ccopt-cpu-info: cannot run %s\n", argv[0]);
+    return 127;
 }
 
 /* Print the names of one space-separated list as JSON strings (they are
@@ -75,6 +161,8 @@ static void print_text(void)
 int main(int argc, char **argv)
 {
     int i, json = 0;
+    if (argc >= 4 && strcmp(argv[1], "--run-as") == 0)
+        return run_as(argv[2], argv + 3);
     for (i = 1; i < argc; ++i) {
         if (strcmp(argv[i], "--json") == 0) {
             json = 1;

@@ -3,51 +3,81 @@
  *
  * A dispatch source (say dot.dispatch.c) is compiled once per target with the
  * per-target args (which define CCOPT_TARGET); inside it, CCOPT_FN(dot) names
- * that target's version (dot_AVX2, dot_FMA3__AVX2, dot_BASELINE).  A caller
- * includes the generated "dot.dispatch.h" and then uses:
+ * that target's version (dot_AVX2, dot_FMA3__AVX2, dot_BASELINE).
  *
- *   CCOPT_DISPATCH_DECLARE(float, dot, (const float *a, const float *b, size_t n))
- *   CCOPT_DISPATCH_DEFINE(float, dot, (const float *a, const float *b, size_t n), (a, b, n))
+ * A caller includes the generated "dot.dispatch.h" and names that source in
+ * every macro, by the header's name with '.' turned into '_' (dot_dispatch):
+ *
+ *   #include "dot.dispatch.h"
+ *   #include "poly.dispatch.h"
+ *   CCOPT_DISPATCH_DECLARE(dot_dispatch, float, dot, (const float *a, const float *b, size_t n))
+ *   CCOPT_DISPATCH_DEFINE(dot_dispatch, float, dot, (const float *a, const float *b, size_t n), (a, b, n))
+ *
+ * Each function is bound to the target list of the source it names, so any
+ * number of dispatch headers can be included, in any order.  A source name
+ * whose header was not included is a compile error naming CCOPT_SRC_<source>.
  *
  * DEFINE makes `float dot(...)`, which picks the highest version the running
  * CPU supports on its first call and afterwards costs one indirect call.
- * CCOPT_DISPATCH_PICK(dot) is that choice as an expression (a function
- * pointer, or 0 when no version fits and the source has no `baseline`), and
- * CCOPT_DISPATCH_TARGET_NAME(dot) the chosen target's name as a string.
- * The macros use the dispatch header included last.
+ * CCOPT_DISPATCH_PICK(src, dot) is that choice as an expression (a function
+ * pointer, or 0 when no version fits and the source has no `baseline`),
+ * CCOPT_DISPATCH_TARGET_NAME(src, dot) the chosen target's name,
+ * CCOPT_DISPATCH_GET(src, dot, "AVX2") the AVX2 version if it was compiled and
+ * this CPU runs it (else 0), CCOPT_DISPATCH_VERSION(dot, AVX2) the version
+ * itself (dot_AVX2), and the generated header defines
+ * CCOPT_DISPATCH_HAS_<src>_<TARGET> to 1 for every compiled target.
  */
 #ifndef CCOPT_DISPATCH_H_
 #define CCOPT_DISPATCH_H_
+
+#include <string.h>
 
 #include "ccopt_cpu.h"
 
 #define CCOPT__EXPAND(X) X
 #define CCOPT__CAT2(A, B) A##_##B
 #define CCOPT__CAT(A, B) CCOPT__CAT2(A, B)
+/* the per-source macros of a generated header: CCOPT_SRC_<source>(PART) */
+#define CCOPT__SRC2(SRC, PART) CCOPT_SRC_##SRC##_##PART
+#define CCOPT__SRC(SRC, PART) CCOPT__SRC2(SRC, PART)
 
+#define CCOPT__STR2(X) #X
+#define CCOPT__STR(X) CCOPT__STR2(X)
+/* In a dispatch source: the target this build of it is for, as a name and as a string. */
 #ifdef CCOPT_TARGET
 #define CCOPT_FN(NAME) CCOPT__CAT(NAME, CCOPT_TARGET)
+#define CCOPT_TARGET_NAME CCOPT__STR(CCOPT_TARGET)
 #else
 #define CCOPT_FN(NAME) CCOPT__CAT(NAME, BASELINE)
+#define CCOPT_TARGET_NAME "BASELINE"
 #endif
 
+/* The version of NAME for TARGET, as a name: CCOPT_DISPATCH_VERSION(dot, AVX2) is dot_AVX2. */
+#define CCOPT_DISPATCH_VERSION(NAME, TARGET) CCOPT__CAT(NAME, TARGET)
+
+/* CB(CHECK, TARGET, ...) once per compiled version of SRC, highest first, BASELINE last (CHECK 1);
+ * CHECK is the run-time test of that target. */
+#define CCOPT_DISPATCH_FOREACH(SRC, CB, ...) \
+    CCOPT__SRC(SRC, CALL)(CCOPT_CPU_HAVE, CB, __VA_ARGS__) CCOPT__SRC(SRC, BASE)(CB, __VA_ARGS__)
+/* The compiled targets of SRC as a string, highest first: "AVX512F AVX2 BASELINE". */
+#define CCOPT_DISPATCH_TARGETS(SRC) CCOPT__SRC(SRC, TARGETS)
+
 #define CCOPT__DECL_CB(CHECK, TARGET, RET, NAME, PARAMS) RET CCOPT__CAT(NAME, TARGET) PARAMS;
-#define CCOPT__DECL_BASE_CB(RET, NAME, PARAMS) RET CCOPT__CAT(NAME, BASELINE) PARAMS;
-#define CCOPT_DISPATCH_DECLARE(RET, NAME, PARAMS) \
-    CCOPT__DISPATCH_CALL(CCOPT_CPU_HAVE, CCOPT__DECL_CB, RET, NAME, PARAMS) \
-    CCOPT__DISPATCH_BASELINE_CALL(CCOPT__DECL_BASE_CB, RET, NAME, PARAMS)
+#define CCOPT_DISPATCH_DECLARE(SRC, RET, NAME, PARAMS) CCOPT_DISPATCH_FOREACH(SRC, CCOPT__DECL_CB, RET, NAME, PARAMS)
 
 #define CCOPT__PICK_CB(CHECK, TARGET, NAME) (CHECK) ? CCOPT__CAT(NAME, TARGET) :
-#define CCOPT_DISPATCH_PICK(NAME) \
-    (CCOPT__DISPATCH_CALL(CCOPT_CPU_HAVE, CCOPT__PICK_CB, NAME) CCOPT__DISPATCH_FALLBACK(NAME))
+#define CCOPT_DISPATCH_PICK(SRC, NAME) \
+    (CCOPT__SRC(SRC, CALL)(CCOPT_CPU_HAVE, CCOPT__PICK_CB, NAME) CCOPT__SRC(SRC, FALLBACK)(NAME))
 
 #define CCOPT__NAME_CB(CHECK, TARGET, NAME) (CHECK) ? #TARGET :
-#define CCOPT_DISPATCH_TARGET_NAME(NAME) \
-    (CCOPT__DISPATCH_CALL(CCOPT_CPU_HAVE, CCOPT__NAME_CB, NAME) CCOPT__DISPATCH_FALLBACK_NAME)
+#define CCOPT_DISPATCH_TARGET_NAME(SRC, NAME) \
+    (CCOPT__SRC(SRC, CALL)(CCOPT_CPU_HAVE, CCOPT__NAME_CB, NAME) CCOPT__SRC(SRC, FALLBACK_NAME))
 
-/* CB(CHECK, TARGET, ...) once per compiled target of the dispatch header, highest first;
- * CHECK is the run-time test.  CCOPT_DISPATCH_HAS_BASELINE says whether a BASELINE version exists. */
-#define CCOPT_DISPATCH_FOREACH(CB, ...) CCOPT__DISPATCH_CALL(CCOPT_CPU_HAVE, CB, __VA_ARGS__)
+/* The version for a target name known only at run time (a test, a benchmark, a user's choice):
+ * 0 unless that target was compiled and this CPU runs it. */
+#define CCOPT__GET_CB(CHECK, TARGET, NAME, WANT) (strcmp((WANT), #TARGET) == 0 && (CHECK)) ? CCOPT__CAT(NAME, TARGET) :
+#define CCOPT_DISPATCH_GET(SRC, NAME, TARGET_NAME) \
+    (CCOPT_DISPATCH_FOREACH(SRC, CCOPT__GET_CB, NAME, TARGET_NAME) 0)
 
 #if defined(__GNUC__) || defined(__clang__)
 #define CCOPT__LOAD(P) __atomic_load_n(&(P), __ATOMIC_ACQUIRE)
@@ -58,18 +88,18 @@
 #define CCOPT__STORE(P, V) ((P) = (V))
 #endif
 
-#define CCOPT__DEFINE(RET, NAME, PARAMS, ARGS, RETURN) \
+#define CCOPT__DEFINE(SRC, RET, NAME, PARAMS, ARGS, RETURN) \
     RET NAME PARAMS { \
         static RET (*ccopt__best) PARAMS = 0; \
         RET (*ccopt__fn) PARAMS = CCOPT__LOAD(ccopt__best); \
         if (!ccopt__fn) { \
-            ccopt__fn = CCOPT_DISPATCH_PICK(NAME); \
+            ccopt__fn = CCOPT_DISPATCH_PICK(SRC, NAME); \
             if (!ccopt__fn) ccopt_cpu_no_version(#NAME); \
             CCOPT__STORE(ccopt__best, ccopt__fn); \
         } \
         RETURN ccopt__fn ARGS; \
     }
-#define CCOPT_DISPATCH_DEFINE(RET, NAME, PARAMS, ARGS) CCOPT__DEFINE(RET, NAME, PARAMS, ARGS, return)
-#define CCOPT_DISPATCH_DEFINE_VOID(NAME, PARAMS, ARGS) CCOPT__DEFINE(void, NAME, PARAMS, ARGS, )
+#define CCOPT_DISPATCH_DEFINE(SRC, RET, NAME, PARAMS, ARGS) CCOPT__DEFINE(SRC, RET, NAME, PARAMS, ARGS, return)
+#define CCOPT_DISPATCH_DEFINE_VOID(SRC, NAME, PARAMS, ARGS) CCOPT__DEFINE(SRC, void, NAME, PARAMS, ARGS, )
 
 #endif /* CCOPT_DISPATCH_H_ */

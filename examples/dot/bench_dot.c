@@ -92,26 +92,22 @@ static void print_versions(const struct version *vs, int count, double flops_per
                flops_per_element * N / vs[i].best_ns);
 }
 
-/* The dispatch macros use the dispatch header included last: one section per kernel. */
 #include "dot.dispatch.h"
-CCOPT_DISPATCH_DECLARE(float, dot, (const float *a, const float *b, size_t n))
-CCOPT_DISPATCH_DECLARE(const char *, dot_kernel, (void))
+CCOPT_DISPATCH_DECLARE(dot_dispatch, float, dot, (const float *a, const float *b, size_t n))
+CCOPT_DISPATCH_DECLARE(dot_dispatch, const char *, dot_kernel, (void))
 
 #define ADD_DOT_CB(CHECK, TARGET, ...) \
-    if (CHECK) add(dots, &ndots, #TARGET, CCOPT__CAT(dot_kernel, TARGET)(), CCOPT__CAT(dot, TARGET), 0, 0);
+    if (CHECK) add(dots, &ndots, #TARGET, CCOPT_DISPATCH_VERSION(dot_kernel, TARGET)(), CCOPT_DISPATCH_VERSION(dot, TARGET), 0, 0);
 
 static void bench_dot_versions(void)
 {
     struct version calls[2];
-    CCOPT_DISPATCH_FOREACH(ADD_DOT_CB, 0)
-#if CCOPT_DISPATCH_HAS_BASELINE
-    add(dots, &ndots, "BASELINE", dot_kernel_BASELINE(), dot_BASELINE, 0, 0);
-#endif
+    CCOPT_DISPATCH_FOREACH(dot_dispatch, ADD_DOT_CB, 0)
     best_of_rounds(dots, ndots, N, 20000);
     printf("{\"n\": %d, \"picked\": \"%s\", \"targets\": [", N, dot_target());
     print_versions(dots, ndots, 2.0, "    ");
     /* the cost of the dispatcher: a short call, direct to the picked version and through dot() */
-    calls[0].dot = CCOPT_DISPATCH_PICK(dot);
+    calls[0].dot = CCOPT_DISPATCH_PICK(dot_dispatch, dot);
     calls[1].dot = dot;
     calls[0].poly = calls[1].poly = 0;
     calls[0].i8 = calls[1].i8 = 0;
@@ -120,18 +116,15 @@ static void bench_dot_versions(void)
 }
 
 #include "poly.dispatch.h"
-CCOPT_DISPATCH_DECLARE(float, poly_sum, (const float *x, size_t n))
-CCOPT_DISPATCH_DECLARE(const char *, poly_kernel, (void))
+CCOPT_DISPATCH_DECLARE(poly_dispatch, float, poly_sum, (const float *x, size_t n))
+CCOPT_DISPATCH_DECLARE(poly_dispatch, const char *, poly_kernel, (void))
 
 #define ADD_POLY_CB(CHECK, TARGET, ...) \
-    if (CHECK) add(polys, &npolys, #TARGET, CCOPT__CAT(poly_kernel, TARGET)(), 0, CCOPT__CAT(poly_sum, TARGET), 0);
+    if (CHECK) add(polys, &npolys, #TARGET, CCOPT_DISPATCH_VERSION(poly_kernel, TARGET)(), 0, CCOPT_DISPATCH_VERSION(poly_sum, TARGET), 0);
 
 static void bench_poly_versions(void)
 {
-    CCOPT_DISPATCH_FOREACH(ADD_POLY_CB, 0)
-#if CCOPT_DISPATCH_HAS_BASELINE
-    add(polys, &npolys, "BASELINE", poly_kernel_BASELINE(), 0, poly_sum_BASELINE, 0);
-#endif
+    CCOPT_DISPATCH_FOREACH(poly_dispatch, ADD_POLY_CB, 0)
     best_of_rounds(polys, npolys, N, 2000);
     printf("  \"poly\": {\"n\": %d, \"degree\": %d, \"picked\": \"%s\", \"targets\": [", N, POLY_DEGREE,
            poly_target());
@@ -140,18 +133,15 @@ static void bench_poly_versions(void)
 }
 
 #include "i8dot.dispatch.h"
-CCOPT_DISPATCH_DECLARE(int32_t, i8dot, (const int8_t *a, const int8_t *b, size_t n))
-CCOPT_DISPATCH_DECLARE(const char *, i8dot_kernel, (void))
+CCOPT_DISPATCH_DECLARE(i8dot_dispatch, int32_t, i8dot, (const int8_t *a, const int8_t *b, size_t n))
+CCOPT_DISPATCH_DECLARE(i8dot_dispatch, const char *, i8dot_kernel, (void))
 
 #define ADD_I8DOT_CB(CHECK, TARGET, ...) \
-    if (CHECK) add(i8dots, &ni8dots, #TARGET, CCOPT__CAT(i8dot_kernel, TARGET)(), 0, 0, CCOPT__CAT(i8dot, TARGET));
+    if (CHECK) add(i8dots, &ni8dots, #TARGET, CCOPT_DISPATCH_VERSION(i8dot_kernel, TARGET)(), 0, 0, CCOPT_DISPATCH_VERSION(i8dot, TARGET));
 
 static void bench_i8dot_versions(void)
 {
-    CCOPT_DISPATCH_FOREACH(ADD_I8DOT_CB, 0)
-#if CCOPT_DISPATCH_HAS_BASELINE
-    add(i8dots, &ni8dots, "BASELINE", i8dot_kernel_BASELINE(), 0, 0, i8dot_BASELINE);
-#endif
+    CCOPT_DISPATCH_FOREACH(i8dot_dispatch, ADD_I8DOT_CB, 0)
     best_of_rounds(i8dots, ni8dots, N, 20000);
     printf("  \"i8dot\": {\"n\": %d, \"picked\": \"%s\", \"targets\": [", N, i8dot_target());
     print_versions(i8dots, ni8dots, 2.0, "      ");

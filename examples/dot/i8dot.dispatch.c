@@ -1,6 +1,6 @@
 /*
  * A compute-bound integer kernel: the dot product of two int8 vectors, summed in
- * int32, compiled once per target listed below.  Here the instruction set, not only
+ * int32, compiled once per target listed in meson.build.  Here the instruction set, not only
  * the vector width, makes the difference:
  *   SSE2      no byte multiply: bytes moved to the high half of 16-bit words, then
  *             pmulhw gives their int16 products, pmaddwd widens pairs to int32
@@ -16,7 +16,7 @@
  * a pmaddubsw pair sum stays within 2 * 128 * 127 = 32512, so its int16 saturation never
  * happens (SSE2's sum of two pmulhw products, likewise).  The Arm, VSX and z versions
  * are exact for any int8.  All versions sum in int32 lanes, modulo 2^32.
- * @targets $maxopt baseline x86_v2 avx2 x86_v3 x86_v4 avx512_icl asimd asimddp vsx2 vx
+ * Its targets are listed in meson.build, so editing this file recompiles only its versions.
  */
 #include <stddef.h>
 #include <stdint.h>

@@ -1,8 +1,8 @@
 /*
  * A compute-bound kernel next to the load-bound dot product: the sum of p(x[i])
  * for the degree-16 polynomial of dot.h, by Horner's rule, compiled once per
- * target listed below.
- * @targets $maxopt baseline x86_v2 avx2 x86_v3 x86_v4 asimd vsx2 vxe
+ * target listed in meson.build.
+ * Its targets are listed in meson.build, so editing this file recompiles only its versions.
  */
 #include <stddef.h>
 

@@ -69,53 +69,43 @@ static void check_i8dot(const char *target, int32_t (*fn)(const int8_t *, const 
     ran++;
 }
 
-/* The dispatch macros use the dispatch header included last: one section per kernel. */
 #include "dot.dispatch.h"
-CCOPT_DISPATCH_DECLARE(float, dot, (const float *a, const float *b, size_t n))
-CCOPT_DISPATCH_DECLARE(const char *, dot_kernel, (void))
+CCOPT_DISPATCH_DECLARE(dot_dispatch, float, dot, (const float *a, const float *b, size_t n))
+CCOPT_DISPATCH_DECLARE(dot_dispatch, const char *, dot_kernel, (void))
 
 #define CHECK_CB(CHECK, TARGET, ...) \
-    if (CHECK) check(#TARGET, CCOPT__CAT(dot, TARGET), CCOPT__CAT(dot_kernel, TARGET)()); \
+    if (CHECK) check(#TARGET, CCOPT_DISPATCH_VERSION(dot, TARGET), CCOPT_DISPATCH_VERSION(dot_kernel, TARGET)()); \
     else printf("%-12s skipped: this CPU lacks it\n", #TARGET);
 
 static void check_dot_versions(void)
 {
-    CCOPT_DISPATCH_FOREACH(CHECK_CB, 0)
-#if CCOPT_DISPATCH_HAS_BASELINE
-    check("BASELINE", dot_BASELINE, dot_kernel_BASELINE());
-#endif
+    CCOPT_DISPATCH_FOREACH(dot_dispatch, CHECK_CB, 0)
 }
 
 #include "poly.dispatch.h"
-CCOPT_DISPATCH_DECLARE(float, poly_sum, (const float *x, size_t n))
-CCOPT_DISPATCH_DECLARE(const char *, poly_kernel, (void))
+CCOPT_DISPATCH_DECLARE(poly_dispatch, float, poly_sum, (const float *x, size_t n))
+CCOPT_DISPATCH_DECLARE(poly_dispatch, const char *, poly_kernel, (void))
 
 #define CHECK_POLY_CB(CHECK, TARGET, ...) \
-    if (CHECK) check_poly(#TARGET, CCOPT__CAT(poly_sum, TARGET), CCOPT__CAT(poly_kernel, TARGET)()); \
+    if (CHECK) check_poly(#TARGET, CCOPT_DISPATCH_VERSION(poly_sum, TARGET), CCOPT_DISPATCH_VERSION(poly_kernel, TARGET)()); \
     else printf("poly %-12s skipped: this CPU lacks it\n", #TARGET);
 
 static void check_poly_versions(void)
 {
-    CCOPT_DISPATCH_FOREACH(CHECK_POLY_CB, 0)
-#if CCOPT_DISPATCH_HAS_BASELINE
-    check_poly("BASELINE", poly_sum_BASELINE, poly_kernel_BASELINE());
-#endif
+    CCOPT_DISPATCH_FOREACH(poly_dispatch, CHECK_POLY_CB, 0)
 }
 
 #include "i8dot.dispatch.h"
-CCOPT_DISPATCH_DECLARE(int32_t, i8dot, (const int8_t *a, const int8_t *b, size_t n))
-CCOPT_DISPATCH_DECLARE(const char *, i8dot_kernel, (void))
+CCOPT_DISPATCH_DECLARE(i8dot_dispatch, int32_t, i8dot, (const int8_t *a, const int8_t *b, size_t n))
+CCOPT_DISPATCH_DECLARE(i8dot_dispatch, const char *, i8dot_kernel, (void))
 
 #define CHECK_I8DOT_CB(CHECK, TARGET, ...) \
-    if (CHECK) check_i8dot(#TARGET, CCOPT__CAT(i8dot, TARGET), CCOPT__CAT(i8dot_kernel, TARGET)()); \
+    if (CHECK) check_i8dot(#TARGET, CCOPT_DISPATCH_VERSION(i8dot, TARGET), CCOPT_DISPATCH_VERSION(i8dot_kernel, TARGET)()); \
     else printf("i8dot %-12s skipped: this CPU lacks it\n", #TARGET);
 
 static void check_i8dot_versions(void)
 {
-    CCOPT_DISPATCH_FOREACH(CHECK_I8DOT_CB, 0)
-#if CCOPT_DISPATCH_HAS_BASELINE
-    check_i8dot("BASELINE", i8dot_BASELINE, i8dot_kernel_BASELINE());
-#endif
+    CCOPT_DISPATCH_FOREACH(i8dot_dispatch, CHECK_I8DOT_CB, 0)
 }
 
 int main(void)

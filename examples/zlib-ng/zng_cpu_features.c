@@ -18,33 +18,34 @@
 
 #define ZNG__OR_CHECK(CHECK, TARGET, UNUSED) || (CHECK)
 
-/* One function per group: 1 when the running CPU runs the group's target (0 when not built). */
-#define ZNG_GROUP(NAME) static int NAME(void) { return 0 CCOPT_DISPATCH_FOREACH(ZNG__OR_CHECK, 0); }
+/* One function per group: 1 when the running CPU runs the group's target (0 when not built).
+ * SRC names the group's statement file, as its generated header does (sse2.dispatch.c: sse2_dispatch). */
+#define ZNG_GROUP(NAME, SRC) static int NAME(void) { return 0 CCOPT_DISPATCH_FOREACH(SRC, ZNG__OR_CHECK, 0); }
 
 #if defined(X86_FEATURES)
 #include "sse2.dispatch.h"
-ZNG_GROUP(usable_sse2)
+ZNG_GROUP(usable_sse2, sse2_dispatch)
 #include "ssse3.dispatch.h"
-ZNG_GROUP(usable_ssse3)
+ZNG_GROUP(usable_ssse3, ssse3_dispatch)
 #include "sse41.dispatch.h"
-ZNG_GROUP(usable_sse41)
+ZNG_GROUP(usable_sse41, sse41_dispatch)
 #include "sse42.dispatch.h"
-ZNG_GROUP(usable_sse42)
+ZNG_GROUP(usable_sse42, sse42_dispatch)
 #include "pclmulqdq.dispatch.h"
-ZNG_GROUP(usable_pclmulqdq)
+ZNG_GROUP(usable_pclmulqdq, pclmulqdq_dispatch)
 #include "avx2.dispatch.h"
-ZNG_GROUP(usable_avx2)
+ZNG_GROUP(usable_avx2, avx2_dispatch)
 #include "avx512.dispatch.h"
-ZNG_GROUP(usable_avx512)
+ZNG_GROUP(usable_avx512, avx512_dispatch)
 #include "avx512vnni.dispatch.h"
-ZNG_GROUP(usable_avx512vnni)
+ZNG_GROUP(usable_avx512vnni, avx512vnni_dispatch)
 #include "vpclmulqdq.dispatch.h"
-ZNG_GROUP(usable_vpclmulqdq)
+ZNG_GROUP(usable_vpclmulqdq, vpclmulqdq_dispatch)
 #elif defined(ARM_FEATURES)
 #include "neon.dispatch.h"
-ZNG_GROUP(usable_neon)
+ZNG_GROUP(usable_neon, neon_dispatch)
 #include "crc32.dispatch.h"
-ZNG_GROUP(usable_crc32)
+ZNG_GROUP(usable_crc32, crc32_dispatch)
 #endif
 
 Z_INTERNAL void cpu_check_features(struct cpu_features *features) {

@@ -1,0 +1,164 @@
+"""The consumer side in real Meson builds: what an edit regenerates and recompiles, the README's snippets
+and wrap verbatim in a fresh project, summary() lines, object names, a test run per compiled target."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ccopt_meson import host
+
+from .conftest import ROOT, need
+from .test_meson import Build, copy_repo, project
+
+pytestmark = pytest.mark.slow
+REGEN = "Regenerating build files"
+
+
+def x86_host() -> None:
+    if host.machine_name() != "x86_64":
+        pytest.skip("the target names below are x86_64 ones")
+
+
+def version_compiles(b: Build) -> list[str]:
+    """Compile lines of dispatch versions in the last run, as 'SOURCE TARGET'."""
+    out = []
+    for line in b.log.read_text().splitlines():
+        target = re.search(r"-DCCOPT_TARGET=(\w+)", line)
+        source = re.search(r" -c \S*?(\w+)\.dispatch\.c$", line)
+        if target and source:
+            out.append(f"{source.group(1)} {target.group(1)}")
+    return out
+
+
+def test_meson_build_style_kernel_edit_recompiles_only_that_kernel(tmp_path: Path) -> None:
+    """examples/dot lists its targets in meson.build: a kernel edit is not a Meson input."""
+    x86_host()
+    b = Build(tmp_path, project(tmp_path, "dot"))
+    b.meson_cmd("setup", str(b.dir))
+    b.ninja()
+    poly_versions = sorted(c for c in version_compiles(b) if c.startswith("poly "))
+    assert len(poly_versions) >= 2
+
+    with open(b.src / "poly.dispatch.c", "a") as fh:
+        fh.write("/* a kernel author's edit */\n")
+    out = b.ninja()
+    assert REGEN not in out and b.probes() == 0
+    assert sorted(version_compiles(b)) == poly_versions  # that kernel's versions, nothing else
+
+    build_file = b.src / "meson.build"
+    build_file.write_text(build_file.read_text().replace("'poly.dispatch.c: $maxopt baseline",
+                                                         "'poly.dispatch.c: $maxopt baseline avx512_skx"))
+    out = b.ninja()
+    assert out.count(REGEN) == 1 and "poly AVX512_SKX" in version_compiles(b)
+    assert "no work to do" in b.ninja("-n")
+
+    # the suite once per compiled target (test_targets), skipped where this CPU lacks the target
+    tests = b.meson_cmd("test", "-C", str(b.dir))
+    assert re.search(r"dot on BASELINE\s+OK", tests) and re.search(r"dot on X86_V2\s+(OK|SKIP)", tests)
+    report = json.loads(b.run(sys.executable, "-m", "ccopt_meson", "report", str(b.dir), "--json", cwd=ROOT))
+    assert sorted(re.findall(r"dot on (\w+)", tests)) == sorted([*report["dispatch"]["names"], "BASELINE"])
+
+
+def test_targets_statement_style_and_what_each_edit_costs(tmp_path: Path) -> None:
+    """tests/projects/consumer: @targets in one source, lists in meson.build for two, in src/, no includes."""
+    x86_host()
+    b = Build(tmp_path, project(tmp_path, "consumer"))
+    b.meson_cmd("setup", str(b.dir))
+    b.ninja()
+    out = b.meson_cmd("test", "-C", str(b.dir), "-v")
+    assert re.search(r"stated: (\w+) \(picked \1\)", out) and re.search(r"listed: (\w+) \(picked \1\)", out)
+    assert "targets: AVX2 SSE42 BASELINE | AVX2 SSE41 BASELINE | FMA3__AVX2 SSE42" in out
+
+    commands = json.loads((b.dir / "compile_commands.json").read_text())
+    objects = [c["output"] for c in commands if "dispatch" in c["file"]]
+    assert objects and not [o for o in objects if str(tmp_path) in o or "/" in o.split(".p/", 1)[1]]
+    # one library per set of args: AVX2 holds both sources that have it
+    assert sorted(o for o in objects if o.startswith("libccopt_AVX2.")) == [
+        "libccopt_AVX2.a.p/src_listed.dispatch.c.o", "libccopt_AVX2.a.p/src_stated.dispatch.c.o"]
+
+    with open(b.src / "src" / "listed.dispatch.c", "a") as fh:  # listed in meson.build: no regeneration
+        fh.write("/* edit */\n")
+    out = b.ninja()
+    assert REGEN not in out and sorted(version_compiles(b)) == ["listed AVX2", "listed BASELINE", "listed SSE41"]
+
+    stated = b.src / "src" / "stated.dispatch.c"
+    with open(stated, "a") as fh:  # @targets in the source: the source is a Meson input (the trade-off)
+        fh.write("/* edit */\n")
+    assert REGEN in b.ninja()
+
+    stated.write_text(stated.read_text().replace("sse42 avx2", "sse42 avx2 x86_v3"))
+    out = b.ninja()
+    assert REGEN in out and "stated X86_V3" in version_compiles(b)
+
+
+def test_summary_states_cache_per_language_and_what_raised_the_baseline(tmp_path: Path) -> None:
+    b = Build(tmp_path, project(tmp_path, "dot"))
+    out = b.meson_cmd("setup", "-Dccopt-meson:languages=c,cpp", "-Dc_args=-march=native", str(b.dir))
+    assert re.search(r"Requested\s*: 'min' \+ what -march=native enables", out)
+    assert "CPU features (ccopt, cpp)" in out and re.search(r"From cache\s*: no \(\d+ compiler processes\)", out)
+    # a new dispatch request on the same compiler: a new key, but no compiler runs, and summary says so
+    b.meson_cmd("configure", "-Dccopt-meson:cpu-dispatch=max -avx512f", str(b.dir))
+    out = b.ninja()
+    assert REGEN in out and b.probes() == 0
+    assert len(re.findall(r"From cache\s*: yes", out)) == 2  # C and C++
+
+
+def readme_blocks() -> list[tuple[str, str]]:
+    """(language, text) of each fenced block of the README's consumer section."""
+    readme = (ROOT / "README.md").read_text()
+    section = readme.split("## Use it from your Meson project", 1)[1].split("\n## ", 1)[0]
+    return re.findall(r"```(\w+)\n(.*?)```", section, re.S)
+
+
+def git_repo(tmp_path: Path) -> Path:
+    """A git repository of this tree, as the wrap's url would serve it."""
+    git = need("git")
+    repo = tmp_path / "upstream"
+    copy_repo(repo)
+    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@t", "HOME": str(tmp_path), "PATH": "/usr/bin:/bin"}
+    for cmd in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "snapshot"]):
+        subprocess.run([git, *cmd], cwd=repo, env=env, check=True, capture_output=True)
+    return repo
+
+
+def test_readme_snippets_build_verbatim_in_a_fresh_project_through_the_wrap(tmp_path: Path) -> None:
+    blocks = readme_blocks()
+    wraps = [text for lang, text in blocks if lang == "ini"]
+    builds = [text for lang, text in blocks if lang == "meson" and text.startswith("project(")]
+    sources = {m.group(1): text for lang, text in blocks if lang == "c"
+               for m in [re.match(r"/\* ([\w.]+)", text)] if m}
+    assert len(wraps) == 1 and len(builds) == 1 and {"dot.dispatch.c", "main.c"} <= set(sources)
+
+    src = tmp_path / "fresh"
+    (src / "subprojects").mkdir(parents=True)
+    url = re.search(r"^url = (\S+)$", wraps[0], re.M)
+    assert url and "revision = head" in wraps[0]
+    (src / "subprojects" / "ccopt-meson.wrap").write_text(
+        wraps[0].replace(url.group(1), (git_repo(tmp_path)).as_uri()))
+    (src / "meson.build").write_text(builds[0])
+    for name, text in sources.items():
+        (src / name).write_text(text)
+
+    b = Build(tmp_path, src)
+    b.meson_cmd("setup", str(b.dir))
+    assert (src / "subprojects" / "ccopt-meson" / "meson.build").is_file()  # fetched by the wrap
+    b.ninja()
+    out = b.meson_cmd("test", "-C", str(b.dir), "-v")
+    assert re.search(r"dot = 4950 \((\w+)\)", out)  # and every test passed: b.run checks the exit code
+
+
+def test_readme_test_command_is_separate_from_contributor_ci() -> None:
+    readme = (ROOT / "README.md").read_text()
+    setup = readme.split("## Set-up", 1)[1].split("\n## ", 1)[0]
+    assert "python3 -m venv" in setup and "ccopt-meson detect" in setup and ".ci/run" not in setup.split("```")[1]
+    user_command = re.findall(r"(python3 -m pytest [^\n`]*)", setup)
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert user_command and user_command[0] in ci  # CI runs the README's test command, plus its own lint/type steps
+    assert "ruff check" in ci and "mypy --strict" in ci

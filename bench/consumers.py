@@ -153,8 +153,8 @@ CCOPT_DISP = """\
 #include <stddef.h>
 
 #include "{name}.dispatch.h"
-CCOPT_DISPATCH_DECLARE(float, {name}, (const float *x, size_t n))
-CCOPT_DISPATCH_DEFINE(float, {name}, (const float *x, size_t n), (x, n))
+CCOPT_DISPATCH_DECLARE({name}_dispatch, float, {name}, (const float *x, size_t n))
+CCOPT_DISPATCH_DEFINE({name}_dispatch, float, {name}, (const float *x, size_t n), (x, n))
 
 float call_{name}(const float *x, size_t n) {{ return {name}(x, n); }}
 """

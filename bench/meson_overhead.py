@@ -243,7 +243,7 @@ def bench_meson(b: Bench) -> None:
                 raise BenchError(f"ninja did not regenerate {src}/build after a meson.build edit:\n{r.stdout[-2000:]}")
             if name == "ccopt":
                 hit = re.search(r"From cache\s*:\s*(\w+)", r.stdout)
-                b.counts["ccopt_regen_from_cache"] = bool(hit and hit.group(1).lower() == "true")
+                b.counts["ccopt_regen_from_cache"] = bool(hit and hit.group(1).lower() in ("yes", "true"))
             if i:
                 runs[name]["regen"].append(elapsed)
     b.counts["ccopt_regen_helper_processes"] = helper_runs(projects["ccopt"] / "build")

@@ -207,12 +207,11 @@ NEW_PROJECT = {
     "meson.build": """project('new-feature', 'c', meson_version: '>=1.2.0')
 ccopt = subproject('ccopt-meson')
 ccopt_dep = dependency('ccopt')
-r = run_command(ccopt.get_variable('helper'), 'targets', files('k.dispatch.c'),
-                '--feature-file', ccopt.get_variable('feature_file'), check: true)
+r = run_command(ccopt.get_variable('targets'), files('k.dispatch.c'), check: true)
 libs = []
 foreach line : r.stdout().splitlines()
-  t = line.split('\\t')
-  libs += static_library(t[0], t[1], c_args: t[2].split(), dependencies: ccopt_dep)
+  t = line.split('\\t')  # library name, compile args, sources
+  libs += static_library(t[0], t[2].split(), c_args: t[1].split(), dependencies: ccopt_dep)
 endforeach
 test('new', executable('new', 'main.c', link_with: libs, dependencies: ccopt_dep))
 """,
@@ -221,12 +220,12 @@ test('new', executable('new', 'main.c', link_with: libs, dependencies: ccopt_dep
     "main.c": """#include <stdio.h>
 #include <string.h>
 #include "k.dispatch.h"
-CCOPT_DISPATCH_DECLARE(int, k, (void))
-CCOPT_DISPATCH_DEFINE(int, k, (void), ())
+CCOPT_DISPATCH_DECLARE(k_dispatch, int, k, (void))
+CCOPT_DISPATCH_DEFINE(k_dispatch, int, k, (void), ())
 int main(void)
 {
-    printf("%s %d\\n", CCOPT_DISPATCH_TARGET_NAME(k), CCOPT_CPU_HAVE(ZZ_NEW));
-    return k() == 1 && strcmp(CCOPT_DISPATCH_TARGET_NAME(k), "ZZ_NEW") == 0 && CCOPT_CPU_HAVE(ZZ_NEW) ? 0 : 1;
+    printf("%s %d\\n", CCOPT_DISPATCH_TARGET_NAME(k_dispatch, k), CCOPT_CPU_HAVE(ZZ_NEW));
+    return k() == 1 && strcmp(CCOPT_DISPATCH_TARGET_NAME(k_dispatch, k), "ZZ_NEW") == 0 && CCOPT_CPU_HAVE(ZZ_NEW) ? 0 : 1;
 }
 """,
 }

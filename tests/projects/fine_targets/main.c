@@ -2,8 +2,8 @@
 #include <stdio.h>
 
 #include "sum.dispatch.h"
-CCOPT_DISPATCH_DECLARE(unsigned long, sum_bytes, (const unsigned char *p, size_t n))
-CCOPT_DISPATCH_DEFINE(unsigned long, sum_bytes, (const unsigned char *p, size_t n), (p, n))
+CCOPT_DISPATCH_DECLARE(sum_dispatch, unsigned long, sum_bytes, (const unsigned char *p, size_t n))
+CCOPT_DISPATCH_DEFINE(sum_dispatch, unsigned long, sum_bytes, (const unsigned char *p, size_t n), (p, n))
 
 int main(void)
 {
@@ -14,6 +14,6 @@ int main(void)
         data[i] = (unsigned char)(i * 7 + 3);
         want += data[i];
     }
-    printf("picked %s\n", CCOPT_DISPATCH_TARGET_NAME(sum_bytes));
+    printf("picked %s\n", CCOPT_DISPATCH_TARGET_NAME(sum_dispatch, sum_bytes));
     return sum_bytes(data, sizeof data) == want ? 0 : 1;
 }

@@ -225,7 +225,8 @@ CCOPT_DISPATCH_DEFINE(k_dispatch, int, k, (void), ())
 int main(void)
 {
     printf("%s %d\\n", CCOPT_DISPATCH_TARGET_NAME(k_dispatch, k), CCOPT_CPU_HAVE(ZZ_NEW));
-    return k() == 1 && strcmp(CCOPT_DISPATCH_TARGET_NAME(k_dispatch, k), "ZZ_NEW") == 0 && CCOPT_CPU_HAVE(ZZ_NEW) ? 0 : 1;
+    return k() == 1 && strcmp(CCOPT_DISPATCH_TARGET_NAME(k_dispatch, k), "ZZ_NEW") == 0
+        && CCOPT_CPU_HAVE(ZZ_NEW) ? 0 : 1;
 }
 """,
 }

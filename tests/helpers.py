@@ -149,3 +149,19 @@ def future_schema(good: bytes) -> bytes:
     from ccopt_meson import cache
 
     return json.dumps({**json.loads(good), "schema_version": cache.SCHEMA_VERSION + 1}).encode()
+
+
+def set_path(doc: dict[str, Any], path: str, value: Any) -> dict[str, Any]:
+    """A copy of ``doc`` with the dotted ``path`` set to ``value`` (``KeyError``: deleted)."""
+    import copy
+
+    doc = copy.deepcopy(doc)
+    *parents, last = path.split(".")
+    node = doc
+    for p in parents:
+        node = node[p]
+    if value is KeyError:
+        del node[last]
+    else:
+        node[last] = value
+    return doc

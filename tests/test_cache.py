@@ -23,7 +23,19 @@ from ccopt_meson.pipeline import detect
 from ccopt_meson.records import Probed
 
 from .conftest import ROOT, FakeCompiler, detect_doc
-from .helpers import CACHE, IS_ROOT, ROOT_REASON, cli, configure_args, fakecc, future_schema, one_error, race, x86_gcc
+from .helpers import (
+    CACHE,
+    IS_ROOT,
+    ROOT_REASON,
+    cli,
+    configure_args,
+    fakecc,
+    future_schema,
+    one_error,
+    race,
+    set_path,
+    x86_gcc,
+)
 
 REQ = Request(command=("fakecc",))
 
@@ -494,39 +506,26 @@ def ref(tmp_path_factory: pytest.TempPathFactory) -> Reference:
 # --------------------------------------------------------------------------- forged content
 
 
-def _set(doc: dict[str, Any], path: str, value: Any) -> dict[str, Any]:
-    doc = copy.deepcopy(doc)
-    *parents, last = path.split(".")
-    node = doc
-    for p in parents:
-        node = node[p]
-    if value is KeyError:
-        del node[last]
-    else:
-        node[last] = value
-    return doc
-
-
 # Wrong types and shapes behind a valid-looking file (the key kept): every one fails the schema.
 WRONG_SHAPES = {
     "baseline.names=5": lambda d: {**d, "baseline": {"names": 5}},
     "features=[]": lambda d: {**d, "features": []},
-    "compiler-missing": lambda d: _set(d, "probed.compiler_id", KeyError),
-    "request=null": lambda d: _set(d, "request", None),
-    "probed=null": lambda d: _set(d, "probed", None),
-    "outcomes=[]": lambda d: _set(d, "probed.outcomes", []),
-    "verdict-not-a-pair": lambda d: _set(d, "probed.outcomes", {"AVX2": [True]}),
-    "verdict-of-strings": lambda d: _set(d, "probed.outcomes", {"AVX2": ["yes", ""]}),
-    "arch=5": lambda d: _set(d, "probed.arch", 5),
-    "unknown-arch": lambda d: _set(d, "probed.arch", "sparc"),
-    "unknown-feature": lambda d: _set(d, "probed.detected", ["NOSUCH"]),
-    "args-a-string": lambda d: _set(d, "request.args", EVIL),
-    "command-empty": lambda d: _set(d, "request.command", []),
-    "key=5": lambda d: _set(d, "key", 5),
-    "schema-as-text": lambda d: _set(d, "schema_version", "2"),
-    "headers-entry": lambda d: _set(d, "probed.headers", ['immintrin.h>\n#error pwned\n#include <x.h']),
-    "flags-entry": lambda d: _set(d, "probed.baseline_args", [EVIL]),
-    "tab-in-reason": lambda d: _set(d, "probed.outcomes", {"AVX2": [False, "a\nb"]}),
+    "compiler-missing": lambda d: set_path(d, "probed.compiler_id", KeyError),
+    "request=null": lambda d: set_path(d, "request", None),
+    "probed=null": lambda d: set_path(d, "probed", None),
+    "outcomes=[]": lambda d: set_path(d, "probed.outcomes", []),
+    "verdict-not-a-pair": lambda d: set_path(d, "probed.outcomes", {"AVX2": [True]}),
+    "verdict-of-strings": lambda d: set_path(d, "probed.outcomes", {"AVX2": ["yes", ""]}),
+    "arch=5": lambda d: set_path(d, "probed.arch", 5),
+    "unknown-arch": lambda d: set_path(d, "probed.arch", "sparc"),
+    "unknown-feature": lambda d: set_path(d, "probed.detected", ["NOSUCH"]),
+    "args-a-string": lambda d: set_path(d, "request.args", EVIL),
+    "command-empty": lambda d: set_path(d, "request.command", []),
+    "key=5": lambda d: set_path(d, "key", 5),
+    "schema-as-text": lambda d: set_path(d, "schema_version", "2"),
+    "headers-entry": lambda d: set_path(d, "probed.headers", ['immintrin.h>\n#error pwned\n#include <x.h']),
+    "flags-entry": lambda d: set_path(d, "probed.baseline_args", [EVIL]),
+    "tab-in-reason": lambda d: set_path(d, "probed.outcomes", {"AVX2": [False, "a\nb"]}),
 }
 
 
@@ -560,10 +559,10 @@ def _string_leaves(node: Any, path: str = "") -> Iterator[str]:
 def test_fplugin_in_any_field_never_reaches_the_build(tmp_path: Path, ref: Reference) -> None:
     """``-fplugin=...`` in every string field of the file, one at a time, and added to every list, with the
     key kept: configure (a hit or a miss) and targets print and write exactly what a clean run does."""
-    forgeries = {p: _set(ref.doc, p, EVIL) for p in _string_leaves(ref.doc)}
-    forgeries |= {f"{p}[]": _set(ref.doc, p, [*ref.doc[p.split('.')[0]][p.split('.')[1]], EVIL])
+    forgeries = {p: set_path(ref.doc, p, EVIL) for p in _string_leaves(ref.doc)}
+    forgeries |= {f"{p}[]": set_path(ref.doc, p, [*ref.doc[p.split('.')[0]][p.split('.')[1]], EVIL])
                   for p in ("request.command", "request.args", "request.explain", "probed.detected")}
-    forgeries["outcome-reason"] = _set(ref.doc, "probed.outcomes", {
+    forgeries["outcome-reason"] = set_path(ref.doc, "probed.outcomes", {
         **ref.doc["probed"]["outcomes"], "AVX2": [False, EVIL]})
     for i, (name, doc) in enumerate(forgeries.items()):
         build = ref.forged(tmp_path / str(i), doc)
@@ -583,7 +582,7 @@ def test_fplugin_in_any_field_never_reaches_the_build(tmp_path: Path, ref: Refer
 def test_a_request_edited_behind_a_copied_key_does_not_survive(tmp_path: Path, ref: Reference) -> None:
     """The key is a plain digest, so it can be copied; 'targets' reads the request back from the file
     (a user -march there would join the flags on ARM), so a hit writes the caller's own request."""
-    doc = _set(ref.doc, "request.args", ["-march=-fplugin=/tmp/evil.so+x"])
+    doc = set_path(ref.doc, "request.args", ["-march=-fplugin=/tmp/evil.so+x"])
     build = ref.forged(tmp_path, doc)
     c = configure(build)
     assert build_lines(c.stdout) == ref.lines and "cache_hit\ttrue" in c.stdout

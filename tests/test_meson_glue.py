@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 import json
 import os
 import shutil
@@ -16,7 +15,18 @@ import pytest
 from ccopt_meson import Request, cache, fsio
 
 from .conftest import ROOT, FakeCompiler, detect_doc, need
-from .helpers import CACHE, cli, configure_args, fakecc, future_schema, good_source, one_error, run_targets, x86_gcc
+from .helpers import (
+    CACHE,
+    cli,
+    configure_args,
+    fakecc,
+    future_schema,
+    good_source,
+    one_error,
+    run_targets,
+    set_path,
+    x86_gcc,
+)
 from .test_meson import copy_repo
 
 
@@ -247,30 +257,17 @@ def _copy_project(dest: Path) -> Path:
     return src
 
 
-def _set(doc: dict[str, Any], path: str, value: Any) -> dict[str, Any]:
-    doc = copy.deepcopy(doc)
-    *parents, last = path.split(".")
-    node = doc
-    for p in parents:
-        node = node[p]
-    if value is KeyError:
-        del node[last]
-    else:
-        node[last] = value
-    return doc
-
-
 FORGERIES: dict[str, Callable[[dict[str, Any]], Any]] = {
-    "fplugin-in-args": lambda d: _set(d, "request.args", [EVIL]),
-    "fplugin-as-march": lambda d: _set(d, "request.args", ["-march=x86-64" + EVIL]),
-    "fplugin-in-command": lambda d: _set(d, "request.command", [*d["request"]["command"], EVIL]),
-    "fplugin-as-version": lambda d: _set(d, "probed.compiler_version", EVIL),
+    "fplugin-in-args": lambda d: set_path(d, "request.args", [EVIL]),
+    "fplugin-as-march": lambda d: set_path(d, "request.args", ["-march=x86-64" + EVIL]),
+    "fplugin-in-command": lambda d: set_path(d, "request.command", [*d["request"]["command"], EVIL]),
+    "fplugin-as-version": lambda d: set_path(d, "probed.compiler_version", EVIL),
     "fplugin-as-baseline-args": lambda d: {**d, "baseline": {"names": ["SSE"], "args": [EVIL]}},
-    "headers-entry": lambda d: _set(d, "probed.headers", ["immintrin.h>\n#error pwned\n#include <stdio.h"]),
+    "headers-entry": lambda d: set_path(d, "probed.headers", ["immintrin.h>\n#error pwned\n#include <stdio.h"]),
     "baseline.names=5": lambda d: {**d, "baseline": {"names": 5}},
     "features=[]": lambda d: {**d, "features": []},
-    "compiler-missing": lambda d: _set(d, "probed.compiler_id", KeyError),
-    "request=null": lambda d: _set(d, "request", None),
+    "compiler-missing": lambda d: set_path(d, "probed.compiler_id", KeyError),
+    "request=null": lambda d: set_path(d, "request", None),
 }
 
 

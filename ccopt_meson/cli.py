@@ -353,6 +353,7 @@ def _targets_parser(p: _Adder) -> None:
     p.add_argument("--prefix", default="ccopt", help="library names: PREFIX_TARGET (default: %(default)s)")
     p.add_argument("--feature-file", required=True, help="the feature file written at configure time")
     p.add_argument("--output-dir", help="where <source>.h goes (default: the Meson build dir of the caller)")
+    _features_file_option(p)  # the same file configure was given (the subproject's `targets` passes it)
 
 
 if TYPE_CHECKING:

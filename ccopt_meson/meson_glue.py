@@ -22,7 +22,6 @@ flushes before starting Meson, and ``CCOPT_FLUSH=1`` forces a flush anywhere.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import sys
@@ -44,9 +43,6 @@ __all__ = ["ConfigureOptions", "TargetsOptions", "Kernel", "kernel", "configure"
            "RESERVED_HEADERS"]
 
 FLUSH_FLAGS = ("--reconfigure", "--wipe", "--clearcache")
-# Written by configure beside the cache: which project features file the build uses, for `targets`
-# (a process of its own).  It names a file only; its content is read and validated like the tables.
-PROJECT_NOTE = "ccopt-project.json"
 # Headers the subproject itself provides: a generated <source>.h must never shadow them.
 RUNTIME_TABLE = "ccopt_cpu_table.h"  # emit_runtime.HEADER_NAME, named here so a hit need not load the generator
 RESERVED_HEADERS = frozenset({"ccopt_config.h", "ccopt_dispatch.h", "ccopt_cpu.h", RUNTIME_TABLE})
@@ -149,9 +145,6 @@ def configure(req: Request, opts: ConfigureOptions) -> int:
     flush = opts.flush or explicit_reconfigure(parent_argv())
     cache_dir = opts.build_dir or opts.output_dir
     det = pipeline.detect(req, build_dir=cache_dir, flush_first=flush)
-    project = tables.project_file()
-    fsio.atomic_write(os.path.join(cache_dir, PROJECT_NOTE),
-                      json.dumps({"generator": fsio.MARK, "features_file": project}) + "\n")
     if opts.write_config:
         emit.write_if_changed(os.path.join(opts.output_dir, "ccopt_config.h"), emit.config_header(det))
         _write_runtime_table(opts.output_dir, cache.data_digest(cache_dir))
@@ -250,7 +243,6 @@ def targets(opts: TargetsOptions) -> int:
     every configure), and one static library per target rather than per source and target:
     Meson's own work per library dominates configure time at numpy's scale.
     """
-    _use_project_note(os.path.join(os.path.dirname(opts.feature_file), PROJECT_NOTE))
     det = _read_feature_file(opts.feature_file)
     out_dir = opts.output_dir or _caller_build_dir()
     kernels = [kernel(arg) for arg in opts.sources]
@@ -287,19 +279,6 @@ def _write_runtime_table(out_dir: str | os.PathLike[str], digest: str) -> None:
         from .emit_runtime import write_table  # the generator loads only when the tables changed
 
         write_table(out_dir, digest)
-
-
-def _use_project_note(note: str) -> None:
-    """Load the project features file configure used (none when there is no note: built-in tables)."""
-    try:
-        doc = json.loads(fsio.read_bounded(note, 1 << 16, "project note"))
-    except (FileNotFoundError, NotADirectoryError):
-        return
-    except (InputError, ValueError) as exc:
-        raise InputError(f"{os.path.basename(note)} is unreadable ({exc}); configure the project again") from exc
-    path = doc.get("features_file") if isinstance(doc, dict) and doc.get("generator") == fsio.MARK else None
-    if isinstance(path, str):
-        tables.use_project_file(path)
 
 
 def _caller_build_dir() -> str:

@@ -32,8 +32,9 @@ import tempfile
 import time
 from pathlib import Path
 
+from bench.projects import REPO_PARTS, copy_repo
+
 ROOT = Path(__file__).resolve().parents[1]
-REPO_PARTS = ("meson.build", "meson_options.txt", "tools", "ccopt_meson")
 DEFAULT_BEFORE = "72c8387"  # the last tree with one static library per source and target
 # target lists of numpy's kind: the baseline plus a few x86 levels, multi-feature groups, other arches
 LISTS = (
@@ -80,19 +81,13 @@ def tree_at(rev: str, dest: Path) -> None:
         tar.extractall(dest)
 
 
-def this_tree(dest: Path) -> None:
-    for part in REPO_PARTS:
-        src = ROOT / part
-        if src.is_dir():
-            shutil.copytree(src, dest / part, ignore=shutil.ignore_patterns("__pycache__"))
-        else:
-            shutil.copy2(src, dest / part)
-
-
 def generate(dest: Path, variant: str, n: int, before: str) -> None:
     sub = dest / "subprojects" / "ccopt-meson"
-    sub.mkdir(parents=True)
-    tree_at(before, sub) if variant == "before" else this_tree(sub)
+    if variant == "before":
+        sub.mkdir(parents=True)
+        tree_at(before, sub)
+    else:
+        copy_repo(sub, bytecode=False)
     names = [f"k{i}.dispatch.c" for i in range(n)]
     for i, name in enumerate(names):
         statement = "" if variant == "listed" else f"/*@targets {LISTS[i % len(LISTS)]} */\n"

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from bench import consumers, numpy_fork
+from bench.meson_overhead import helper_runs
 from bench.timing import Bench, BenchError, logged, run, write_wrapper
 
 PHASES = {"setup": "cold `meson setup`", "reconfigure": "`meson setup --reconfigure`",
@@ -71,14 +72,6 @@ class Variant:
         if "Regenerating build files" not in out:
             raise BenchError(f"ninja did not regenerate {self.src}/{build} after a meson.build edit:\n{out[-2000:]}")
         return elapsed
-
-
-def helper_runs(build: Path) -> int:
-    try:
-        text = (build / "meson-logs" / "meson-log.txt").read_text(errors="replace")
-    except OSError:
-        return 0
-    return sum(1 for line in text.splitlines() if line.startswith("Running command:") and "ccopt-meson-helper" in line)
 
 
 def count(v: Variant) -> dict[str, Any]:

@@ -305,8 +305,11 @@ def discard(path: str | os.PathLike[str]) -> bool:
 def flush(build_dir: str | os.PathLike[str]) -> list[Path]:
     """Delete our cache files under ``build_dir`` (and the data digest memo beside each); the next
     detection probes again."""
+    from .replay import discard_all
+
     removed = [p for p in find(build_dir) if discard(p)]
     for folder in {p.parent for p in removed}:
+        discard_all(folder)  # a record replays what the cache said
         memo = folder / _DIGEST_MEMO
         if fsio.generated_by_us(memo):
             try:

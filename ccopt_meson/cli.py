@@ -18,7 +18,7 @@ import io
 import os
 import sys
 
-from . import cache, fsio, pipeline
+from . import cache, fsio, pipeline, replay
 from .errors import CcoptError, InputError, did_you_mean
 from .records import DEFAULT_BASELINE, DEFAULT_DISPATCH, Detection, Request
 from .version import __version__
@@ -155,12 +155,18 @@ def format_report(det: Detection, cache_file: str | os.PathLike[str] | None = No
 
 
 def cmd_detect(ns: argparse.Namespace) -> int:
-    det = pipeline.detect(request_from(ns), build_dir=ns.build_dir, flush_first=ns.flush)
+    req = request_from(ns)
+    det = pipeline.detect(req, build_dir=ns.build_dir, flush_first=ns.flush)
     if ns.json:
         _print_json(det.to_json())
     else:
         path = cache.cache_file(ns.build_dir, ns.lang) if ns.build_dir else None
         sys.stdout.write(format_report(det, path))
+        if path is not None and not pipeline.wants_native(req):
+            from .tables import project_files
+
+            as_hit = format_report(det._replace(cache_hit=True, probes=0), path)
+            replay.save(ns.build_dir, det.family, as_hit, [path, *project_files()], req.command)
     return 0
 
 
@@ -271,6 +277,7 @@ def cmd_flush(ns: argparse.Namespace) -> int:
         mark_for_reconfigure(build)
     else:  # a --build-dir of 'detect': only its own files, no walk
         removed = [p for lang in ("c", "cpp") if cache.discard(p := cache.cache_path(build, lang))]
+        replay.discard_all(build)
     print(f"flushed {len(removed)} cache file(s) in {build}")
     return 0
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 
+from .stamps import resolved_programs
 from .tables import Machine, compiler_spec, compilers_data, machines
 
 TYPE_CHECKING = False
@@ -94,31 +95,6 @@ def macro_satisfied(spec: str, macros: Mapping[str, str]) -> bool:
         return False
 
 
-def _program_prefix(command: Sequence[str]) -> list[str]:
-    """The leading elements that are programs (a launcher such as ccache, then the compiler)."""
-    progs = []
-    for arg in command:
-        if arg.startswith("-") or (arg.startswith("/") and not os.path.exists(arg)):
-            break
-        progs.append(arg)
-    return progs or list(command[:1])
-
-
-def _which(prog: str) -> str | None:
-    """``shutil.which`` without importing shutil on the cache-hit path (POSIX)."""
-    if os.name == "nt":
-        import shutil
-
-        return shutil.which(prog)
-    if os.sep in prog:
-        return prog if os.access(prog, os.X_OK) else None
-    for folder in os.environ.get("PATH", os.defpath).split(os.pathsep):
-        cand = os.path.join(folder or ".", prog)
-        if os.path.isfile(cand) and os.access(cand, os.X_OK):
-            return cand
-    return None
-
-
 def binary_identity(command: Sequence[str]) -> list[list[object]]:
     """Resolved path, size and mtime of each program in the command.
 
@@ -127,14 +103,12 @@ def binary_identity(command: Sequence[str]) -> list[list[object]]:
     upgraded ``cc -> gcc-12 -> gcc-13`` changes the identity.
     """
     out: list[list[object]] = []
-    for prog in _program_prefix(command):
-        found = _which(prog) or prog
-        real = os.path.realpath(found)
+    for real in resolved_programs(command):
         try:
             st = os.stat(real)
             out.append([real, st.st_size, st.st_mtime_ns])
         except OSError:
-            out.append([prog, None, None])
+            out.append([real, None, None])
     return out
 
 

@@ -26,9 +26,10 @@ import os
 import re
 import sys
 
-from . import cache, dispatch, emit, fsio, pipeline, tables
+from . import cache, dispatch, emit, fsio, pipeline, replay, tables
 from .errors import InputError
 from .records import Detection, Request
+from .stamps import explicit_reconfigure, parent_argv
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -62,23 +63,6 @@ class TargetsOptions(NamedTuple):
     output_dir: StrPath | None = None  # default: the calling meson.build's build dir
     optimization: str | None = None  # Meson's optimization option: at 3, $maxopt adds nothing
     prefix: str = "ccopt"  # library names: <prefix>_<TARGET>[_maxopt][_werror]
-
-
-def parent_argv() -> list[str] | None:
-    """The parent process's command line, where the OS tells it (Linux)."""
-    try:
-        raw = fsio.read_bounded(f"/proc/{os.getppid()}/cmdline", 1 << 20, "parent command line")
-    except (OSError, InputError):
-        return None
-    return [a.decode("utf-8", "replace") for a in raw.split(b"\0") if a]
-
-
-def explicit_reconfigure(argv: Sequence[str] | None) -> bool:
-    if os.environ.get("CCOPT_FLUSH", "") not in ("", "0"):
-        return True
-    if not argv or "--internal" in argv:
-        return False
-    return any(a in ("--reconfigure", "--clearcache") for a in argv)
 
 
 def is_build_dir(path: StrPath) -> bool:
@@ -148,10 +132,14 @@ def configure(req: Request, opts: ConfigureOptions) -> int:
     if opts.write_config:
         emit.write_if_changed(os.path.join(opts.output_dir, "ccopt_config.h"), emit.config_header(det))
         _write_runtime_table(opts.output_dir, cache.data_digest(cache_dir))
-    for note in det.notes:  # stdout is for meson.build; notes land in meson-log.txt
-        print(f"ccopt-meson: note: {note}", file=sys.stderr)
-    lines = _configure_lines(det, cache.cache_file(cache_dir, req.lang))
-    sys.stdout.write("\n".join(lines) + "\n")
+    notes = "".join(f"ccopt-meson: note: {note}\n" for note in det.notes)
+    sys.stderr.write(notes)  # stdout is for meson.build; notes land in meson-log.txt
+    path = cache.cache_file(cache_dir, req.lang)
+    sys.stdout.write("\n".join(_configure_lines(det, path)) + "\n")
+    if not pipeline.wants_native(req):  # 'native' answers for this CPU: never replayed
+        written = [os.path.join(opts.output_dir, n) for n in ("ccopt_config.h", RUNTIME_TABLE) if opts.write_config]
+        as_hit = "\n".join(_configure_lines(det._replace(cache_hit=True, probes=0), path)) + "\n"
+        replay.save(cache_dir, det.family, as_hit, [path, *written, *tables.project_files()], req.command, notes)
     return 0
 
 
@@ -261,8 +249,12 @@ def targets(opts: TargetsOptions) -> int:
             args, sources = groups.setdefault(_library(opts.prefix, t, k.statement.policies),
                                               (_target_args(det, t, opts), []))
             sources.append(k.source)
-    sys.stdout.write("".join(f"{lib}\t{_args_field(args, 'target argument')}\t{' '.join(srcs)}\n"
-                             for lib, (args, srcs) in groups.items()))
+    text = "".join(f"{lib}\t{_args_field(args, 'target argument')}\t{' '.join(srcs)}\n"
+                   for lib, (args, srcs) in groups.items())
+    sys.stdout.write(text)
+    parsed = [a for a in opts.sources if os.path.isfile(a)]  # sources whose own @targets statement was read
+    replay.save(os.path.dirname(os.fspath(opts.feature_file)) or ".", det.family, text,
+                [opts.feature_file, *parsed, *(h for _, h, _ in plan), *tables.project_files()])
     return 0
 
 

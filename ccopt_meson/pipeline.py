@@ -63,6 +63,12 @@ def _wants_native(req: Request, tokens: Sequence[Token]) -> bool:
     return uses(tokens, "NATIVE") or any(a in native_flags_anywhere() for a in req.args)
 
 
+def wants_native(req: Request) -> bool:
+    """Does the answer depend on the build machine's own CPU ('native', ``-march=native``)?"""
+    base, disp = _tokens(req)
+    return _wants_native(req, base + disp)
+
+
 # --------------------------------------------------------------------------- document (pure)
 
 
@@ -245,4 +251,4 @@ def read_file(path: str | os.PathLike[str], how_to_make: str = "configure first"
     return document(stored.request, stored.probed, hit=True, key=stored.key)
 
 
-__all__ += ["read_file", "Outcome"]
+__all__ += ["read_file", "wants_native", "Outcome"]

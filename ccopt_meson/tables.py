@@ -628,6 +628,14 @@ def data_digest() -> str:
 _PROJECT: dict[str, Any] = {}  # what use_project_file loaded: path, digest, features by family, groups
 
 
+def project_files() -> list[str]:
+    """The project features file in use and its probes (what its features depend on); [] without one."""
+    path = _PROJECT.get("path")
+    if not path:
+        return []
+    return [str(path), *(f["probe"] for fam in _PROJECT["features"].values() for f in fam)]
+
+
 def project_file() -> str | None:
     """The project features file in use, if any."""
     path = _PROJECT.get("path")

@@ -1,0 +1,277 @@
+"""replay.py: a run whose inputs have not changed prints its recorded output, loading built-ins only;
+any change to what it depends on is a miss, and a record cannot steer the build."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from ccopt_meson import replay
+
+from .conftest import ROOT
+from .helpers import cli, configure_args, kv, x86_gcc
+
+HELPER = "tools/ccopt-meson-helper.py"
+
+
+def imported(stderr: str) -> set[str]:
+    """The modules a run imported, from ``PYTHONPROFILEIMPORTTIME`` lines."""
+    out = set()
+    for line in stderr.splitlines():
+        if line.startswith("import time:") and "|" in line:
+            name = line.rsplit("|", 1)[1].strip()
+            if name != "package":
+                out.add(name)
+    return out
+
+
+def helper(checkout: Path, *args: str, cwd: Path,
+           env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """The helper as Meson runs it (the same interpreter, ``-S``), reporting its imports."""
+    full = {k: v for k, v in os.environ.items()
+            if not k.startswith(("CCOPT_", "MESON_", "PYTHON")) and k not in ("CFLAGS", "CPPFLAGS")}
+    full["PYTHONPROFILEIMPORTTIME"] = "1"
+    full.update(env or {})
+    return subprocess.run([sys.executable, "-S", str(checkout / HELPER), *args], capture_output=True, text=True,
+                          cwd=cwd, env=full, timeout=120)
+
+
+def replayed(r: subprocess.CompletedProcess[str]) -> bool:
+    assert r.returncode == 0, r.stderr[-3000:]
+    mods = imported(r.stderr)
+    assert "ccopt_meson.replay" in mods, "not run through the entry point"
+    return "ccopt_meson.cli" not in mods
+
+
+def output(r: subprocess.CompletedProcess[str]) -> str:
+    return r.stdout
+
+
+@pytest.fixture
+def checkout(tmp_path: Path) -> Path:
+    """A copy of the package and helper, free to edit (a table, a probe) as a user's subproject is."""
+    dest = tmp_path / "ccopt"
+    shutil.copytree(ROOT / "ccopt_meson", dest / "ccopt_meson", ignore=shutil.ignore_patterns("__pycache__"))
+    (dest / "tools").mkdir()
+    shutil.copy(ROOT / HELPER, dest / HELPER)
+    return dest
+
+
+def settle() -> None:
+    """Let every file of the run age past the racy window, so the next record trusts stamps alone."""
+    time.sleep(replay.stamps.SETTLED_NS / 1e9 + 0.1)
+
+
+# --------------------------------------------------------------------------- hits and misses
+
+
+def test_configure_replays_loading_built_ins_only(checkout: Path, tmp_path: Path) -> None:
+    gcc = x86_gcc()
+    out = tmp_path / "build"
+    args = configure_args(out, gcc, "--write-config")
+    first = helper(checkout, *args, cwd=tmp_path)
+    assert not replayed(first) and kv(first.stdout)["cache_hit"] == ["false"]
+    second = helper(checkout, *args, cwd=tmp_path)
+    assert replayed(second)
+    mods = imported(second.stderr)
+    assert "os" not in mods and not {m for m in mods if m.startswith("ccopt_meson.")} - {
+        "ccopt_meson.entry", "ccopt_meson.replay", "ccopt_meson.stamps", "ccopt_meson.version", "ccopt_meson._sha"}
+    # what a hit prints: the full path's own lines, hit and all
+    (out / next(p.name for p in out.iterdir() if p.name.startswith(replay.PREFIX))).unlink()
+    full = helper(checkout, *args, cwd=tmp_path)
+    assert not replayed(full) and full.stdout == second.stdout and kv(full.stdout)["cache_hit"] == ["true"]
+
+
+def test_targets_replays_and_rewrites_nothing(checkout: Path, tmp_path: Path) -> None:
+    gcc = x86_gcc()
+    out = tmp_path / "build"
+    assert helper(checkout, *configure_args(out, gcc), cwd=tmp_path).returncode == 0
+    src = tmp_path / "k.dispatch.c"
+    src.write_text("/*@targets $maxopt baseline avx2 avx512_skx */\n")
+    args = ["targets", "--feature-file", str(out / "ccopt-features.json"), "--output-dir", str(out), "k.dispatch.c",
+            "j.dispatch.c: sse41 avx2"]
+    first = helper(checkout, *args, cwd=tmp_path)
+    header = out / "k.dispatch.h"
+    before = header.stat().st_mtime_ns
+    second = helper(checkout, *args, cwd=tmp_path)
+    assert replayed(second) and second.stdout == first.stdout
+    assert header.stat().st_mtime_ns == before
+    # the kernel's own @targets statement is an input: editing it is a miss
+    src.write_text("/*@targets $maxopt baseline sse41 */\n")
+    third = helper(checkout, *args, cwd=tmp_path)
+    assert not replayed(third) and "AVX512_SKX" not in third.stdout and "SSE41" in third.stdout
+
+
+@pytest.mark.parametrize("edit", ["table", "probe", "code"])
+def test_an_edit_of_the_package_is_a_miss(checkout: Path, tmp_path: Path, edit: str) -> None:
+    gcc = x86_gcc()
+    out = tmp_path / "build"
+    args = configure_args(out, gcc)
+    helper(checkout, *args, cwd=tmp_path)
+    settle()  # stamps alone decide from here: the edit must change one
+    assert replayed(helper(checkout, *args, cwd=tmp_path))
+    pkg = checkout / "ccopt_meson"
+    if edit == "table":  # a new flag for AVX2: the replay must not print the old one
+        table = pkg / "data" / "features" / "x86.json"
+        table.write_text(table.read_text().replace('"gnu": ["-mavx2"]', '"gnu": ["-mavx2", "-mtune=generic"]'))
+    elif edit == "probe":
+        probe = next((pkg / "data" / "probes" / "x86").glob("*avx2*"))
+        probe.write_text(probe.read_text() + "\n/* edited */\n")
+    else:
+        (pkg / "emit.py").write_text((pkg / "emit.py").read_text() + "\n# edited\n")
+    r = helper(checkout, *args, cwd=tmp_path)
+    assert not replayed(r)
+    if edit == "table":
+        assert "-mtune=generic" in kv(r.stdout)["target:AVX2"]
+
+
+def test_environment_and_compiler_are_inputs(tmp_path: Path) -> None:
+    gcc = x86_gcc()
+    build = tmp_path / "build"
+    args = ["detect", "--build-dir", str(build), "--baseline", "sse2", "--dispatch", "avx2"]
+    first = cli(*args, env={"CC": gcc})
+    second = cli(*args, env={"CC": gcc, "PYTHONPROFILEIMPORTTIME": "1"})
+    assert replayed(second) and "Cache        : hit" in second.stdout
+    assert [line for line in second.stdout.splitlines() if "Cache" not in line] == [
+        line for line in first.stdout.splitlines() if "Cache" not in line]
+    for env in ({"CC": gcc, "CFLAGS": "-O1"}, {"CC": gcc, "CCOPT_PROBE_TIMEOUT": "60"}):
+        assert not replayed(cli(*args, env={**env, "PYTHONPROFILEIMPORTTIME": "1"}))
+    # another compiler of the same name earlier on PATH: a miss
+    shim = tmp_path / "bin"
+    shim.mkdir()
+    (shim / "gcc").symlink_to(shutil.which("gcc") or gcc)
+    path = f"{shim}{os.pathsep}{os.environ['PATH']}"
+    cli(*args, env={"CC": "gcc"})
+    assert replayed(cli(*args, env={"CC": "gcc", "PYTHONPROFILEIMPORTTIME": "1"}))
+    assert not replayed(cli(*args, env={"CC": "gcc", "PATH": path, "PYTHONPROFILEIMPORTTIME": "1"}))
+
+
+@pytest.mark.parametrize("extra", [["--flush"], ["--json"]])
+def test_flush_and_json_always_take_the_full_path(tmp_path: Path, extra: list[str]) -> None:
+    gcc = x86_gcc()
+    args = ["detect", "--cc", gcc, "--build-dir", str(tmp_path), "--dispatch", "avx2", *extra]
+    cli(*args)
+    assert not replayed(cli(*args, env={"PYTHONPROFILEIMPORTTIME": "1"}))
+
+
+def test_an_explicit_reconfigure_is_never_replayed(checkout: Path, tmp_path: Path) -> None:
+    gcc = x86_gcc()
+    args = configure_args(tmp_path / "build", gcc)
+    helper(checkout, *args, cwd=tmp_path)
+    assert replayed(helper(checkout, *args, cwd=tmp_path))
+    r = helper(checkout, *args, cwd=tmp_path, env={"CCOPT_FLUSH": "1"})
+    assert not replayed(r) and kv(r.stdout)["cache_hit"] == ["false"]
+
+
+def test_native_requests_are_not_recorded(tmp_path: Path) -> None:
+    gcc = x86_gcc()
+    cli("detect", "--cc", gcc, "--build-dir", str(tmp_path), "--baseline", "native", "--dispatch", "none")
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(replay.PREFIX)]
+
+
+# --------------------------------------------------------------------------- a record cannot steer the build
+
+
+def _record(folder: Path) -> Path:
+    found = [p for p in folder.iterdir() if p.name.startswith(replay.PREFIX)]
+    assert len(found) == 1, found
+    return found[0]
+
+
+@pytest.mark.parametrize("forge", [
+    (" -mavx2 ", " -mavx2 -fplugin=/tmp/evil.so "),  # a flag no table spells
+    (" -mavx2 ", " -mavx2 -DCCOPT_X=1;system "),  # a define that is not an identifier
+    (" -mavx2 ", " -mavx2 -Dmalloc=evil "),  # a define outside CCOPT_
+    ("out\tdispatch_names%09", "out\tdispatch_names%09EVIL "),  # a name no table holds
+    ("out\tfeature_file%09", "out\tfeature_file%09/tmp/elsewhere"),  # another feature file
+    ("out\tprobes%09", "out\tprobes%093"),
+])
+def test_a_forged_record_is_not_replayed(checkout: Path, tmp_path: Path, forge: tuple[str, str]) -> None:
+    gcc = x86_gcc()
+    out = tmp_path / "build"
+    args = configure_args(out, gcc)
+    good = helper(checkout, *args, cwd=tmp_path).stdout
+    rec = _record(out)
+    text = rec.read_text()
+    assert forge[0] in text
+    rec.write_text(text.replace(forge[0], forge[1], 1))
+    r = helper(checkout, *args, cwd=tmp_path)
+    assert not replayed(r) and r.stdout == good.replace("cache_hit\tfalse", "cache_hit\ttrue").replace(
+        f"probes\t{kv(good)['probes'][0]}", "probes\t0")
+    assert forge[1] not in rec.read_text()  # the full path recorded again
+
+
+def test_a_forged_targets_record_cannot_add_a_source(checkout: Path, tmp_path: Path) -> None:
+    gcc = x86_gcc()
+    out = tmp_path / "build"
+    helper(checkout, *configure_args(out, gcc), cwd=tmp_path)
+    for p in out.iterdir():
+        if p.name.startswith(replay.PREFIX):
+            p.unlink()
+    args = ["targets", "--feature-file", str(out / "ccopt-features.json"), "--output-dir", str(out),
+            "k.dispatch.c: avx2"]
+    good = helper(checkout, *args, cwd=tmp_path).stdout
+    rec = _record(out)
+    text = rec.read_text()
+    assert "%09k.dispatch.c\n" in text
+    rec.write_text(text.replace("%09k.dispatch.c\n", "%09k.dispatch.c ../../secret.c\n"))
+    r = helper(checkout, *args, cwd=tmp_path)
+    assert not replayed(r) and r.stdout == good
+
+
+def test_checker_accepts_what_the_tables_spell() -> None:
+    c = replay._Checker("configure", ["configure"], "/", "/")
+    assert c._load_vocabulary()
+    assert c.args(["-msse2 -mavx2 -DCCOPT_HAVE_AVX2=1 -DCCOPT_TARGET=AVX2", "-include ccopt_config.h", "/arch:AVX2"])
+    assert not c.args(["-mavx2 -fplugin=x.so"])
+    assert not c.args(["-include /etc/passwd"])
+    assert not c.args(["-mavx2  -msse"])  # an empty word: what Meson would pass as ''
+    assert c.names(["AVX2 SSE41", "x86_64"]) and not c.names(["AVX2 EVIL"])
+
+
+# --------------------------------------------------------------------------- files: racy, pruned, flushed
+
+
+def test_fresh_files_are_checked_by_content_until_they_settle(checkout: Path, tmp_path: Path) -> None:
+    gcc = x86_gcc()
+    out = tmp_path / "build"
+    args = configure_args(out, gcc)
+    helper(checkout, *args, cwd=tmp_path)
+    rec = _record(out)
+    cache_line = next(line for line in rec.read_text().splitlines()
+                      if line.startswith("file\t") and "ccopt-features.json\t" in line)
+    assert not cache_line.endswith("\t-"), "the cache was written just now: its content digest is recorded"
+    settle()
+    assert replayed(helper(checkout, *args, cwd=tmp_path))
+    assert all(line.endswith("\t-") for line in rec.read_text().splitlines() if line.startswith("file\t"))
+    assert replayed(helper(checkout, *args, cwd=tmp_path))
+
+
+def test_records_are_pruned_and_flushed_but_never_a_stranger(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    stranger = tmp_path / f"{replay.PREFIX}detect-mine.txt"
+    stranger.write_text("not ours\n")
+    for i in range(replay._KEEP + 5):
+        p = tmp_path / f"{replay.PREFIX}detect-{i:04d}.txt"
+        p.write_text(f"# {replay.MARK}: a replay record\n")
+        os.utime(p, ns=(i * 10**9, i * 10**9))
+    replay._prune(str(tmp_path))
+    left = sorted(p.name for p in tmp_path.iterdir())
+    assert stranger.name in left and len(left) == replay._KEEP + 1
+    assert f"{replay.PREFIX}detect-0000.txt" not in left  # the oldest went
+    replay.discard_all(tmp_path)
+    assert [p.name for p in tmp_path.iterdir()] == [stranger.name]
+
+
+def test_flush_removes_the_records(tmp_path: Path) -> None:
+    gcc = x86_gcc()
+    cli("detect", "--cc", gcc, "--build-dir", str(tmp_path), "--dispatch", "avx2")
+    assert _record(tmp_path)
+    r = cli("flush", str(tmp_path))
+    assert r.returncode == 0, r.stderr
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(replay.PREFIX)]

@@ -13,6 +13,7 @@ import json
 import shlex
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Callable
 
@@ -39,11 +40,19 @@ def helper_env(b: Bench, src: Path, build: Path, subdir: str) -> dict[str, str]:
     return env
 
 
+def settle() -> None:
+    """Let the files just written (the project, the package, the build dir) age past the window in
+    which a replay also checks a file's content (``replay.stamps.SETTLED_NS``): a user's regeneration
+    comes minutes after the files it depends on were written, not within two seconds."""
+    time.sleep(2.2)
+
+
 def bench_helper_hits(b: Bench) -> None:
     b.say("\n[2b] cache hits: each helper run as Meson runs it, against the same interpreter's start")
     src = make_ccopt_project(b.work / "hit")
     build = src / "build"
     run([*b.meson, "setup", "build"], env=b.env, cwd=src)
+    settle()
     with open(src / "meson.build", "a") as fh:
         fh.write("# edit\n")
     run([b.ninja, "-C", "build", "build.ninja"], env=b.env, cwd=src)  # a regeneration: both runs hit
@@ -93,6 +102,8 @@ def bench_detect_hit(b: Bench, venv: Path) -> None:
     cmd = [str(script), "detect", "--cc", CC, "--baseline", DETECT_BASELINE, "--dispatch", DETECT_DISPATCH,
            "--build-dir", str(b.work / "lean-hit")]
     run(cmd, env=env, cwd=b.work)
+    settle()
+    run(cmd, env=env, cwd=b.work)  # replayed, after the files settled: the record trusts stamps from here
     r = subprocess.run([*cmd, "--json"], env=env, cwd=b.work, capture_output=True, text=True)
     if r.returncode != 0 or not json.loads(r.stdout)["cache"]["hit"]:
         raise BenchError(f"the second detect from {venv} was not a cache hit:\n{r.stdout[-1000:]}{r.stderr[-1000:]}")

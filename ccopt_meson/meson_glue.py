@@ -135,11 +135,13 @@ def configure(req: Request, opts: ConfigureOptions) -> int:
     notes = "".join(f"ccopt-meson: note: {note}\n" for note in det.notes)
     sys.stderr.write(notes)  # stdout is for meson.build; notes land in meson-log.txt
     path = cache.cache_file(cache_dir, req.lang)
-    sys.stdout.write("\n".join(_configure_lines(det, path)) + "\n")
+    lines = _configure_lines(det, path)
+    sys.stdout.write("\n".join(lines) + "\n")
     if not pipeline.wants_native(req):  # 'native' answers for this CPU: never replayed
         written = [os.path.join(opts.output_dir, n) for n in ("ccopt_config.h", RUNTIME_TABLE) if opts.write_config]
-        as_hit = "\n".join(_configure_lines(det._replace(cache_hit=True, probes=0), path)) + "\n"
-        replay.save(cache_dir, det.family, as_hit, [path, *written, *tables.project_files()], req.command, notes)
+        as_hit = {"cache_hit": "cache_hit\ttrue", "probes": "probes\t0"}  # what the next run, a hit, prints
+        text = "".join(as_hit.get(line.partition("\t")[0], line) + "\n" for line in lines)
+        replay.save(cache_dir, det.family, text, [path, *written, *tables.project_files()], req.command, notes)
     return 0
 
 

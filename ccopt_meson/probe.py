@@ -41,15 +41,19 @@ import sys
 import tempfile
 import threading
 import time
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 from .compiler import macro_satisfied, parse_macro_dump
 from .errors import CompilerError, InputError
 from .records import Outcome
 from .tables import DATA_DIR, PROBES_DIR, Table
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing, dataclasses and concurrent.futures (logging) cost a cold configure ~10 ms
+    from concurrent.futures import Future, ThreadPoolExecutor
+    from typing import IO, Any, Callable, Iterable, Iterator, Mapping, NamedTuple, Sequence
+else:
+    from ._tuple import NamedTuple
 
 __all__ = ["ProcResult", "Runner", "run_process", "Scratch", "Session", "Outcome", "probe_features", "diagnose",
            "timeout_from_env", "describe_status"]
@@ -59,8 +63,7 @@ MAX_TIMEOUT = 86400.0  # a day: beyond it the OS wait calls overflow (OverflowEr
 OUTPUT_CAP = 1 << 20  # bytes of one compiler process's output kept; the rest is read and dropped
 
 
-@dataclass(frozen=True)
-class ProcResult:
+class ProcResult(NamedTuple):
     returncode: int
     output: str
 
@@ -69,7 +72,10 @@ class ProcResult:
         return next((ln.strip() for ln in self.output.splitlines() if ln.strip()), default)
 
 
-Runner = Callable[[Sequence[str], float], ProcResult]
+if TYPE_CHECKING:
+    Runner = Callable[[Sequence[str], float], ProcResult]
+else:
+    Runner = "Callable[[Sequence[str], float], ProcResult]"  # typing is not imported at run time
 
 
 def run_process(argv: Sequence[str], timeout: float) -> ProcResult:
@@ -102,10 +108,12 @@ def run_process(argv: Sequence[str], timeout: float) -> ProcResult:
         if scratch is not None and not scratch.started(proc):
             raise CompilerError("stopped: another compiler process failed or the helper was interrupted")
         deadline = time.monotonic() + timeout
-        proc.wait(timeout=timeout)
-        # a child that outlives the compiler may still hold the pipe: it gets what is left of the time
-        if not out.join(max(0.0, deadline - time.monotonic())):
+        # The pipe closes when the compiler (and any child still holding it) is done: a blocking
+        # wait on the reader, where Popen.wait(timeout) polls with sleeps of up to 50 ms and so
+        # notices a 0.2 s compile about 30 ms late.
+        if not out.join(timeout):
             raise subprocess.TimeoutExpired(list(argv), timeout)
+        proc.wait(timeout=max(0.0, deadline - time.monotonic()))
     except subprocess.TimeoutExpired as exc:
         _kill(proc, out)
         raise CompilerError(
@@ -217,14 +225,14 @@ _CONTEXT = re.compile(r"^(In file included from |\s+from |.*: In function |.*: A
 _BAD_WORDS = re.compile(r"\b(error|warning)\b", re.IGNORECASE)
 
 
-@dataclass
 class Diagnosis:
-    bad: bool = False
-    attributed: dict[str, str] = field(default_factory=dict)
-    unattributed: list[str] = field(default_factory=list)
-    # attributed by a diagnostic located outside every probe (in a shared header such as arm_neon.h): the
-    # probe named in its include chain or notes may be innocent, so these are re-checked on their own
-    suspects: set[str] = field(default_factory=set)
+    def __init__(self) -> None:
+        self.bad = False
+        self.attributed: dict[str, str] = {}
+        self.unattributed: list[str] = []
+        # attributed by a diagnostic located outside every probe (in a shared header such as arm_neon.h): the
+        # probe named in its include chain or notes may be innocent, so these are re-checked on their own
+        self.suspects: set[str] = set()
 
 
 def _blocks(lines: Sequence[str]) -> list[list[str]]:
@@ -255,7 +263,8 @@ def diagnose(
     flag_owner: Mapping[str, Sequence[str]],
 ) -> Diagnosis:
     """Classify a compiler's output; attribute failures to probe files or flags."""
-    diag = Diagnosis(bad=returncode != 0)
+    diag = Diagnosis()
+    diag.bad = returncode != 0
     for block in _blocks(output.splitlines()):
         primary = next((ln for ln in block if _LOCATED.match(ln) or _BAD_WORDS.search(ln)), block[-1])
         m = _LOCATED.match(primary)
@@ -396,6 +405,8 @@ class Scratch:
 def _pool(scratch: Scratch, workers: int) -> Iterator[ThreadPoolExecutor]:
     """A thread pool that, when the caller is interrupted (Ctrl-C, SIGTERM) or fails, stops the
     scratch's compilers first, so shutting down does not wait for the workers' timeouts."""
+    from concurrent.futures import ThreadPoolExecutor  # the fallback only
+
     pool = ThreadPoolExecutor(max_workers=max(1, workers))
     try:
         yield pool
@@ -592,6 +603,8 @@ def _one_by_one(session: Session, table: Table, names: list[str], outcomes: dict
     """Probe each candidate alone, in parallel, lowest interest first, pruning above failures."""
     feats = [n for n in table.sort(n for n in names if n in table.features) if n not in outcomes]
     extras = [n for n in names if n in table.extra_checks and n not in outcomes]
+    from concurrent.futures import FIRST_COMPLETED, wait
+
     running: dict[Future[Outcome], str] = {}
     with _pool(session.scratch, os.cpu_count() or 1) as pool:
         while feats or running:

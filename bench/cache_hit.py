@@ -109,6 +109,12 @@ def bench_detect_hit(b: Bench, venv: Path) -> None:
         raise BenchError(f"the second detect from {venv} was not a cache hit:\n{r.stdout[-1000:]}{r.stderr[-1000:]}")
     b.rounds({
         "lean_detect_hit": ("`ccopt-meson detect`, cache hit, clean venv", lambda _: run(cmd, env=env, cwd=b.work)[0]),
+        # the same run without pip's console script (which imports re before any ccopt code), and
+        # what that import alone costs: the part of the figure above no ccopt change can remove
+        "lean_module_detect_hit": ("`python -m ccopt_meson detect`, cache hit, clean venv",
+                                   lambda _: run([str(py), "-m", "ccopt_meson", *cmd[1:]], env=env, cwd=b.work)[0]),
+        "lean_python_import_re": ("`python -c 'import re'` (what pip's script imports first), the same venv",
+                                  lambda _: run([str(py), "-c", "import re"], env=env, cwd=b.work)[0]),
         "lean_python_pass": ("`python -c pass`, the same clean venv",
                              lambda _: run([str(py), "-c", "pass"], env=env, cwd=b.work)[0]),
     })

@@ -186,7 +186,7 @@ def save(folder: str | os.PathLike[str], family: str | None, stdout: str,
 
     now = time.time_ns()
     lines = [f"# {MARK}: a replay record (ccopt_meson/replay.py); deleting it costs one slower run",
-             f"version\t{_VERSION}", f"kind\t{kind}", f"cwd\t{_esc(cwd)}",
+             f"version\t{_VERSION}", f"kind\t{kind}", f"family\t{family or ''}", f"cwd\t{_esc(cwd)}",
              "argv\t" + "\t".join(_esc(a) for a in argv)]
     lines += [f"env\t{e}" for e in _environment()]
     found = [(p, stamps.which(p) or "") for p in (stamps.program_prefix(programs) if programs else ())]
@@ -333,7 +333,7 @@ def _parse(text: str) -> _Record | None:
             rec.progs.append((_unesc(prog), _unesc(real)))
         elif tag == "argv":
             rec.argv = [_unesc(a) for a in rest.split("\t")]
-        elif tag in ("version", "kind", "cwd"):
+        elif tag in ("version", "kind", "family", "cwd"):
             rec.fields[tag] = _unesc(rest)
         else:
             return None
@@ -430,13 +430,19 @@ class _Checker:
         self.words: set[str] = set()
         self.templates: list[tuple[str, str]] = []
 
-    def _load_vocabulary(self) -> bool:
+    def _load_vocabulary(self, family: str) -> bool:
+        """The strings of compilers.json, of the family's table (every family's when the record names
+        none it could have) and of the project's features file."""
         data = f"{_PACKAGE}/data"
         files = [f"{data}/compilers.json"]
-        try:
-            files += [f"{data}/features/{n}" for n in sorted(posix.listdir(f"{data}/features")) if n.endswith(".json")]
-        except OSError:
-            return False
+        if family and family.replace("_", "a").isalnum() and family.isascii():
+            files.append(f"{data}/features/{family}.json")  # a missing one fails the check below
+        else:
+            try:
+                files += [f"{data}/features/{n}" for n in sorted(posix.listdir(f"{data}/features"))
+                          if n.endswith(".json")]
+            except OSError:
+                return False
         project = _option(self.argv, "--features-file")
         if project:
             files.append(project)
@@ -472,7 +478,7 @@ class _Checker:
         return not (set(" ".join(texts).split()) - self.words)
 
     def valid(self, rec: _Record) -> bool:
-        if not all(_printable(line) for line in rec.err) or not self._load_vocabulary():
+        if not all(_printable(line) for line in rec.err) or not self._load_vocabulary(rec.fields.get("family", "")):
             return False
         check = {"configure": self._configure, "targets": self._targets, "detect": self._detect}[self.kind]
         return bool(rec.out) and check(rec.out)

@@ -227,7 +227,9 @@ def test_a_forged_targets_record_cannot_add_a_source(checkout: Path, tmp_path: P
 
 def test_checker_accepts_what_the_tables_spell() -> None:
     c = replay._Checker("configure", ["configure"], "/", "/")
-    assert c._load_vocabulary()
+    assert c._load_vocabulary("")  # every family's table
+    assert replay._Checker("configure", ["configure"], "/", "/")._load_vocabulary("x86")
+    assert not replay._Checker("configure", ["configure"], "/", "/")._load_vocabulary("nosuch")  # no such table
     assert c.args(["-msse2 -mavx2 -DCCOPT_HAVE_AVX2=1 -DCCOPT_TARGET=AVX2", "-include ccopt_config.h", "/arch:AVX2"])
     assert not c.args(["-mavx2 -fplugin=x.so"])
     assert not c.args(["-include /etc/passwd"])

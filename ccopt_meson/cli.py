@@ -166,7 +166,7 @@ def cmd_detect(ns: argparse.Namespace) -> int:
             from .tables import project_files
 
             as_hit = format_report(det._replace(cache_hit=True, probes=0), path)
-            replay.save(ns.build_dir, det.family, as_hit, [path, *project_files()], req.command)
+            replay.save(ns.build_dir, det.family, as_hit, project_files(), req.command, written=[path])
     return 0
 
 

@@ -141,7 +141,7 @@ def configure(req: Request, opts: ConfigureOptions) -> int:
         written = [os.path.join(opts.output_dir, n) for n in ("ccopt_config.h", RUNTIME_TABLE) if opts.write_config]
         as_hit = {"cache_hit": "cache_hit\ttrue", "probes": "probes\t0"}  # what the next run, a hit, prints
         text = "".join(as_hit.get(line.partition("\t")[0], line) + "\n" for line in lines)
-        replay.save(cache_dir, det.family, text, [path, *written, *tables.project_files()], req.command, notes)
+        replay.save(cache_dir, det.family, text, tables.project_files(), req.command, notes, [path, *written])
     return 0
 
 
@@ -256,7 +256,7 @@ def targets(opts: TargetsOptions) -> int:
     sys.stdout.write(text)
     parsed = [a for a in opts.sources if os.path.isfile(a)]  # sources whose own @targets statement was read
     replay.save(os.path.dirname(os.fspath(opts.feature_file)) or ".", det.family, text,
-                [opts.feature_file, *parsed, *(h for _, h, _ in plan), *tables.project_files()])
+                [opts.feature_file, *parsed, *tables.project_files()], written=[h for _, h, _ in plan])
     return 0
 
 

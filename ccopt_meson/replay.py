@@ -56,13 +56,16 @@ KINDS = ("configure", "targets", "detect")
 PREFIX = "ccopt-replay-"
 _VERSION = "1"
 _MAX_BYTES = 8 << 20
-_KEEP = 32  # records per directory: one per distinct command line (a language, a targets call, a detect)
+# File times come from a coarse clock (a few ms behind the one a run reads its start from): an input
+# stamped this close to the start may have changed after it.
+_CLOCK_SLACK_NS = 20 * 10**6
+_KEEP = 128  # records per directory: one per distinct command line (a language, a targets call, a detect)
 # What a run reads from its environment besides its command line.
 _ENV = ("PATH", "CC", "CXX", "CFLAGS", "CXXFLAGS", "CPPFLAGS", "MESON_SOURCE_ROOT", "MESON_BUILD_ROOT", "MESON_SUBDIR")
 _HEADERS = ("ccopt_config.h", "ccopt_dispatch.h")  # what a force-include template may name
 _PACKAGE = __file__.rpartition("/")[0] or "."  # POSIX: where a replay happens at all
 
-_invocation: tuple[str, list[str]] | None = None  # (kind, argv) of this process, set by the entry point
+_invocation: tuple[str, list[str], int] | None = None  # (kind, argv, start in ns) of this process, from the entry point
 
 
 # --------------------------------------------------------------------------- the record's text
@@ -119,12 +122,22 @@ def _record_path(kind: str, argv: Sequence[str], cwd: str) -> str | None:
     return f"{folder.rstrip('/') or '/'}/{PREFIX}{kind}-{key}.txt"
 
 
+_NEVER = ("--flush", "--json", "--help")  # runs never replayed (argparse takes a prefix of each too)
+# The options of 'targets' that take a value (cli.py declares them; a test keeps the two in step).
+TARGETS_VALUE_OPTIONS = ("--feature-file", "--output-dir", "--optimization", "--prefix",
+                         "--features-file")
+# The feature file of each language (cache.cache_file names them; a test keeps the two in step).
+FEATURE_FILES = {"c": "ccopt-features.json", "cpp": "ccopt-features-cpp.json"}
+
+
 def _replayable(argv: Sequence[str]) -> str | None:
     """The kind of a command line a record may answer, None for any other."""
     if not argv or argv[0] not in KINDS:
         return None
-    if any(w in ("--flush", "--json", "-h", "--help") or w.startswith(("--flush=", "--json=")) for w in argv[1:]):
-        return None
+    for word in argv[1:]:
+        name = word.partition("=")[0]
+        if word == "-h" or (len(name) > 2 and any(o.startswith(name) for o in _NEVER)):
+            return None
     return argv[0]
 
 
@@ -134,8 +147,10 @@ def _replayable(argv: Sequence[str]) -> str | None:
 def begin(argv: Sequence[str]) -> None:
     """This process runs ``argv``: a successful run of a replayable command may ``save`` a record."""
     global _invocation
+    import time
+
     kind = _replayable(argv)
-    _invocation = (kind, list(argv)) if kind else None
+    _invocation = (kind, list(argv), time.time_ns()) if kind else None
 
 
 def record_files(family: str | None) -> list[str]:
@@ -163,13 +178,16 @@ def record_files(family: str | None) -> list[str]:
 
 
 def save(folder: str | os.PathLike[str], family: str | None, stdout: str,
-         files: Iterable[str | os.PathLike[str]], programs: Sequence[str] = (), stderr: str = "") -> None:
+         files: Iterable[str | os.PathLike[str]], programs: Sequence[str] = (), stderr: str = "",
+         written: Iterable[str | os.PathLike[str]] = ()) -> None:
     """Record this run's output (as a cache hit prints it) for replay; a no-op outside the entry point.
 
     ``files`` are what the run read or wrote besides the package (its code, its tables and the
     probes of ``family``, the detected machine's, are always recorded); ``programs`` the compiler
-    command, whose programs must resolve as they do now.  A record that cannot be written is only
-    a replay lost: nothing is reported.
+    command, whose programs must resolve as they do now; ``written`` what the run itself wrote.
+    An input changed since the run started (a features file edited during a probe) may not be
+    what the output was made from: then nothing is recorded.  A record that cannot be written
+    is only a replay lost: nothing is reported.
     """
     if _invocation is None or posix is None:
         return
@@ -178,7 +196,7 @@ def save(folder: str | os.PathLike[str], family: str | None, stdout: str,
 
     from . import fsio
 
-    kind, argv = _invocation
+    kind, argv, started = _invocation
     cwd = stamps.getcwd()
     path = _record_path(kind, argv, cwd)
     if path is None or os.path.realpath(os.path.dirname(path)) != os.path.realpath(folder):
@@ -186,16 +204,19 @@ def save(folder: str | os.PathLike[str], family: str | None, stdout: str,
 
     now = time.time_ns()
     lines = [f"# {MARK}: a replay record (ccopt_meson/replay.py); deleting it costs one slower run",
-             f"version\t{_VERSION}", f"kind\t{kind}", f"family\t{family or ''}", f"cwd\t{_esc(cwd)}",
+             f"version\t{_VERSION}", f"kind\t{kind}", f"package\t{_esc(_PACKAGE)}", f"cwd\t{_esc(cwd)}",
              "argv\t" + "\t".join(_esc(a) for a in argv)]
     lines += [f"env\t{e}" for e in _environment()]
     found = [(p, stamps.which(p) or "") for p in (stamps.program_prefix(programs) if programs else ())]
     lines += [f"prog\t{_esc(p)}\t{_esc(f)}" for p, f in found]
-    named = [*record_files(family), *files, *(f for _, f in found if f)]  # a program's stamp follows its symlinks
+    outputs = {os.path.abspath(os.fspath(f)) for f in written}
+    named = [*record_files(family), *files, *written, *(f for _, f in found if f)]  # stamps follow symlinks
     for name in sorted({os.path.abspath(os.fspath(f)) for f in named}):
         st = stamps.stamp(name)
         if st is None:
             return  # something the run used is gone already: nothing worth replaying
+        if name not in outputs and max(st[1], st[2]) >= started - _CLOCK_SLACK_NS and not os.path.isdir(name):
+            return  # an input changed while the run went on
         digest = _content_digest(name) if now - max(st[1], st[2]) < stamps.SETTLED_NS else "-"
         if digest is None:
             return
@@ -289,7 +310,8 @@ def discard_all(folder: str | os.PathLike[str]) -> None:
     except OSError:
         return
     for e in entries:
-        if e.name.startswith(PREFIX) and e.name.endswith(".txt") and fsio.generated_by_us(e.path):
+        if (e.name.startswith(PREFIX) and e.name.endswith(".txt") and e.is_file(follow_symlinks=False)
+                and fsio.generated_by_us(e.path)):
             try:
                 os.unlink(e.path)
             except OSError:
@@ -323,7 +345,7 @@ def _parse(text: str) -> _Record | None:
             rec.err.append(_unesc(rest))
         elif tag == "file":
             parts = rest.split("\t")
-            if len(parts) != 7 or not all(p.isdigit() for p in parts[1:6]):
+            if len(parts) != 7 or not all(p.isascii() and p.isdigit() and len(p) < 25 for p in parts[1:6]):
                 return None
             rec.files.append((_unesc(parts[0]), tuple(int(p) for p in parts[1:6]), parts[6]))
         elif tag == "env":
@@ -333,7 +355,7 @@ def _parse(text: str) -> _Record | None:
             rec.progs.append((_unesc(prog), _unesc(real)))
         elif tag == "argv":
             rec.argv = [_unesc(a) for a in rest.split("\t")]
-        elif tag in ("version", "kind", "family", "cwd"):
+        elif tag in ("version", "kind", "package", "cwd"):
             rec.fields[tag] = _unesc(rest)
         else:
             return None
@@ -342,43 +364,55 @@ def _parse(text: str) -> _Record | None:
 
 def replay(argv: Sequence[str]) -> bool:
     """Print the recorded output of ``argv`` if nothing it depends on has changed; False (nothing
-    printed, nothing changed) when the full path must run."""
-    kind = _replayable(argv)
-    if kind is None or posix is None:
-        return False
-    cwd = stamps.getcwd()
-    path = _record_path(kind, argv, cwd)
-    raw = _read(path, _MAX_BYTES) if path else None
-    if path is None or raw is None:
-        return False
+    printed, nothing changed) when the full path must run.  Never raises: a record it cannot use,
+    whatever is wrong with it, is a miss."""
     try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError:
+        found = _replayed(argv)
+    except Exception:  # a malformed record this check did not foresee: the full path decides
         return False
-    rec = _parse(text)
-    if (rec is None or rec.fields.get("version") != _VERSION or rec.fields.get("kind") != kind
-            or rec.fields.get("cwd") != cwd or rec.argv != list(argv) or rec.env != _environment()):
+    if found is None:
         return False
-    if kind == "configure" and stamps.explicit_reconfigure(stamps.parent_argv()):
-        return False  # 'meson setup --reconfigure' flushes: the full path does that
-    if any((stamps.which(p) or "") != found for p, found in rec.progs):
-        return False  # PATH finds another program now (its file's stamp is among the files)
-    racy = _check_files(rec.files)
-    if racy is None:
-        return False
-    if not _Checker(kind, argv, cwd, _dirname(path)).valid(rec):
-        return False
-    out = "".join(line + "\n" for line in rec.out)
-    err = "".join(line + "\n" for line in rec.err)
+    path, text, out, err, racy = found
     try:
         if err:
             sys.stderr.write(err)
         sys.stdout.write(out)
-    except UnicodeEncodeError:
+    except UnicodeEncodeError:  # a stream that cannot carry a name: nothing was written yet for stdout
         return False
     if racy:
         _refresh(path, text)
     return True
+
+
+def _replayed(argv: Sequence[str]) -> tuple[str, str, str, str, bool] | None:
+    """(record path, its text, stdout, stderr, racy) when the record answers ``argv``."""
+    kind = _replayable(argv)
+    if kind is None or posix is None:
+        return None
+    cwd = stamps.getcwd()
+    path = _record_path(kind, argv, cwd)
+    raw = _read(path, _MAX_BYTES) if path else None
+    if path is None or raw is None:
+        return None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    rec = _parse(text)
+    if (rec is None or rec.fields.get("version") != _VERSION or rec.fields.get("kind") != kind
+            or rec.fields.get("package") != _PACKAGE  # another install of ccopt-meson: its own tables and code
+            or rec.fields.get("cwd") != cwd or rec.argv != list(argv) or rec.env != _environment()):
+        return None
+    if kind == "configure" and stamps.explicit_reconfigure(stamps.parent_argv()):
+        return None  # 'meson setup --reconfigure' flushes: the full path does that
+    if any((stamps.which(p) or "") != found for p, found in rec.progs):
+        return None  # PATH finds another program now (its file's stamp is among the files)
+    racy = _check_files(rec.files)
+    if racy is None:
+        return None
+    if not _Checker(kind, argv, cwd, _dirname(path)).valid(rec):
+        return None
+    return path, text, "".join(line + "\n" for line in rec.out), "".join(line + "\n" for line in rec.err), racy
 
 
 def _check_files(files: Sequence[tuple[str, tuple[int, ...], str]]) -> bool | None:
@@ -427,38 +461,57 @@ class _Checker:
 
     def __init__(self, kind: str, argv: Sequence[str], cwd: str, folder: str) -> None:
         self.kind, self.argv, self.cwd, self.folder = kind, argv, cwd, folder
-        self.words: set[str] = set()
-        self.templates: list[tuple[str, str]] = []
+        self.flags: set[str] = set()  # every string of a "flags" list, and the policy flags
+        self.heads: set[str] = set()  # what a merged '-march=...+ext+ext' may start with
+        self.exts: set[str] = set()  # and the '+ext' parts it may carry
+        self.names_known: set[str] = set()  # every "name" of the tables: features, machines
+        self.templates: list[tuple[str, str]] = []  # the define and force-include spellings, '-D{}', '/FI{}'
+        self.pairs: set[str] = set()  # a two-word force-include, '-include ccopt_config.h'
 
-    def _load_vocabulary(self, family: str) -> bool:
-        """The strings of compilers.json, of the family's table (every family's when the record names
-        none it could have) and of the project's features file."""
+    def _load_vocabulary(self) -> bool:
+        """What the tables can put into an output: read from the JSON text without the json module
+        (which imports re), by the keys that hold flags and names; anything it cannot read is a miss."""
         data = f"{_PACKAGE}/data"
-        files = [f"{data}/compilers.json"]
-        if family and family.replace("_", "a").isalnum() and family.isascii():
-            files.append(f"{data}/features/{family}.json")  # a missing one fails the check below
-        else:
-            try:
-                files += [f"{data}/features/{n}" for n in sorted(posix.listdir(f"{data}/features"))
-                          if n.endswith(".json")]
-            except OSError:
-                return False
+        try:
+            files = [f"{data}/features/{n}" for n in sorted(posix.listdir(f"{data}/features")) if n.endswith(".json")]
+        except OSError:
+            return False
         project = _option(self.argv, "--features-file")
-        if project:
-            files.append(project)
-        for name in files:
-            raw = _read(name, 4 << 20)
-            try:
-                text = raw.decode("utf-8") if raw is not None else None
-            except UnicodeDecodeError:
-                text = None
-            if text is None:
-                return False
-            self.words.update(text.split('"'))  # every JSON string, whole: a flag is one string of a list
-        self.templates = [(w.partition("{}")[0], w.partition("{}")[2]) for w in self.words if "{}" in w]
-        return True
+        texts = [_text(f) for f in [f"{data}/compilers.json", *files, *([project] if project else [])]]
+        if any(t is None for t in texts):
+            return False
+        compilers, *tables = [t or "" for t in texts]
+        for text in tables:
+            self.flags.update(s for key in ("flags", "opt", "werror") for s in _strings_of(text, key))
+            self.names_known.update(_strings_of(text, "name"))
+        self.flags.update(s for key in ("opt", "werror") for s in _strings_of(compilers, key))
+        for spelling in [*_strings_of(compilers, "define"), *_strings_of(compilers, "force_include")]:
+            pre, brace, post = spelling.partition("{}")
+            if brace and (pre or post):
+                self.templates.append((pre, post))
+            elif not brace:
+                self.pairs.update(f"{spelling} {h}" for h in _HEADERS)  # ['-include', '{}']
+        self.heads = {f.partition("+")[0] for f in self.flags if "+" in f} | {u.partition("+")[0] for u in self._user()}
+        self.exts = {e for f in self.flags for e in f.split("+")[1:]}
+        return bool(self.flags)
 
-    def _templated(self, word: str) -> bool:
+    def _user(self) -> list[str]:
+        """The compile arguments the command line gives (a merged flag may build on the user's own)."""
+        out: list[str] = []
+        for i, word in enumerate(self.argv):
+            name, eq, value = word.partition("=")
+            if name in ("--arg", "--cc-arg", "--args") and not eq and i + 1 < len(self.argv):
+                value = self.argv[i + 1]
+            elif name not in ("--arg", "--cc-arg", "--args"):
+                continue
+            out += value.split() if name == "--args" else [value]
+        return out
+
+    def _allowed(self, word: str) -> bool:
+        """A word not in ``flags``: a merged flag, a define of ours, a spelled-out force-include."""
+        if "+" in word:
+            head, *exts = word.split("+")
+            return head in self.heads and all(e in self.exts for e in exts)
         for pre, post in self.templates:
             if word.startswith(pre) and word.endswith(post) and len(word) > len(pre) + len(post):
                 fill = word[len(pre):len(word) - len(post)]
@@ -469,16 +522,18 @@ class _Checker:
     def args(self, texts: Iterable[str]) -> bool:
         """Is every word of ``texts`` (space-separated compile arguments) one the tables allow?"""
         joined = " ".join(texts)
-        if "  " in joined or joined.startswith(" "):
+        if "  " in joined or joined.startswith(" ") or joined.endswith(" "):
             return False
-        unknown = set(joined.split(" ")) - self.words - {""}  # checked once per distinct word, at C speed
-        return all(self._templated(w) for w in unknown)
+        for pair in self.pairs:  # '-include ccopt_config.h': the header only right after its option
+            joined = joined.replace(pair, " ")
+        unknown = set(joined.split()) - self.flags  # checked once per distinct word, at C speed
+        return all(self._allowed(w) for w in unknown)
 
     def names(self, texts: Iterable[str]) -> bool:
-        return not (set(" ".join(texts).split()) - self.words)
+        return not (set(" ".join(texts).split()) - self.names_known)
 
     def valid(self, rec: _Record) -> bool:
-        if not all(_printable(line) for line in rec.err) or not self._load_vocabulary(rec.fields.get("family", "")):
+        if not all(_printable(line) for line in rec.err) or not self._load_vocabulary():
             return False
         check = {"configure": self._configure, "targets": self._targets, "detect": self._detect}[self.kind]
         return bool(rec.out) and check(rec.out)
@@ -501,7 +556,9 @@ class _Checker:
                 folder, _, name = value.rpartition("/")
                 here = stamps.stamp(self.folder)  # the same directory: the same inode and device
                 there = stamps.stamp(folder or "/")
-                if not here or not there or there[3:] != here[3:] or not _cache_name(name):
+                plain = value.startswith("/") and "/./" not in value and "/../" not in value and "//" not in value
+                if (not here or not there or there[3:] != here[3:] or not plain
+                        or name != FEATURE_FILES.get(_option(self.argv, "--lang") or "c")):
                     return False
             elif key == "cache_hit":
                 if value != "true":
@@ -514,16 +571,18 @@ class _Checker:
         return self.args(args) and self.names(names)
 
     def _sources(self) -> set[str]:
-        """What the command line can name as a source: a word, the part before its ':', either one
-        below the working directory made relative to it (as ``targets`` hands sources to Meson)."""
+        """The sources of the command line's positional words (``SOURCE`` or ``SOURCE: TARGETS``), as
+        ``targets`` hands them to Meson: relative to the working directory when below it."""
         out: set[str] = set()
         below = self.cwd.rstrip("/") + "/"
-        for word in self.argv[1:]:
-            for cand in (word, word.rpartition(":")[0].strip()):
-                if cand:
-                    out.add(cand)
-                    if cand.startswith(below):
-                        out.add(cand[len(below):])
+        words = iter(self.argv[1:])
+        for word in words:
+            if word.startswith("-"):
+                if word in TARGETS_VALUE_OPTIONS:
+                    next(words, None)  # its value is no source
+                continue
+            source = word if ":" not in word or _is_file(word) else word.rpartition(":")[0].strip()
+            out.add(source[len(below):] if source.startswith(below) else source)
         return out
 
     def _targets(self, lines: Sequence[str]) -> bool:
@@ -566,6 +625,50 @@ class _Checker:
         return self.args(a for a in args if a) and self.names(names)
 
 
+def _is_file(path: str) -> bool:
+    try:
+        return (posix.stat(path).st_mode & 0o170000) == 0o100000
+    except (OSError, ValueError):
+        return False
+
+
+def _text(path: str) -> str | None:
+    raw = _read(path, 4 << 20)
+    try:
+        return raw.decode("utf-8") if raw is not None else None
+    except UnicodeDecodeError:
+        return None
+
+
+def _strings_of(text: str, key: str) -> list[str]:
+    """The strings of every ``"key": value`` in a JSON text: a string value, or the strings in the
+    lists of a list or an object of lists (object keys are not values).  Found with ``str.find``,
+    at C speed; a value it cannot read yields nothing (so the check fails and the full path runs)."""
+    out: list[str] = []
+    quoted = f'"{key}"'
+    pos = text.find(quoted)
+    while pos >= 0:
+        i = pos + len(quoted)
+        while text[i:i + 1] in (" ", "\n", "\r", "\t"):
+            i += 1
+        if text[i:i + 1] == ":":
+            i += 1
+            while text[i:i + 1] in (" ", "\n", "\r", "\t"):
+                i += 1
+            opener = text[i:i + 1]
+            if opener == '"':
+                end = text.find('"', i + 1)
+                if end > 0:
+                    out.append(text[i + 1:end])
+            elif opener in ("[", "{"):
+                end = text.find("]" if opener == "[" else "}", i)
+                parts = text[i:end].split('"') if end > 0 else []
+                out += [parts[j] for j in range(1, len(parts), 2)
+                        if not parts[j + 1].lstrip().startswith(":")] if len(parts) % 2 else []
+        pos = text.find(quoted, pos + 1)
+    return out
+
+
 def _printable(text: str) -> bool:
     return text.isprintable() or all(c.isprintable() or c == "\t" for c in text)
 
@@ -575,10 +678,6 @@ def _ccopt_define(fill: str) -> bool:
     name, _, value = fill.partition("=")
     return (fill.isascii() and name.startswith("CCOPT_") and name.replace("_", "a").isalnum()
             and (not value or value.replace("_", "a").isalnum()))
-
-
-def _cache_name(name: str) -> bool:
-    return name.startswith("ccopt-features") and name.endswith(".json") and "/" not in name
 
 
 def exit_now(code: int) -> None:

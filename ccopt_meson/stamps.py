@@ -89,7 +89,10 @@ def _executable_file(path: str) -> bool:
         st = _os.stat(path)
     except (OSError, ValueError):
         return False
-    return (st.st_mode & 0o170000) == 0o100000 and bool(_os.access(path, 1))  # S_ISREG, X_OK
+    try:
+        return (st.st_mode & 0o170000) == 0o100000 and bool(_os.access(path, 1))  # S_ISREG, X_OK
+    except (OSError, ValueError):
+        return False
 
 
 def which(prog: str) -> str | None:
@@ -99,7 +102,10 @@ def which(prog: str) -> str | None:
 
         return shutil.which(prog)
     if "/" in prog:
-        return prog if _os.access(prog, 1) else None
+        try:
+            return prog if _os.access(prog, 1) else None
+        except (OSError, ValueError):  # ValueError: a NUL in the name
+            return None
     for folder in (getenv("PATH") or "/bin:/usr/bin").split(":"):
         cand = f"{folder or '.'}/{prog}"
         if _executable_file(cand):

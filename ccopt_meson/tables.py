@@ -633,7 +633,9 @@ def project_files() -> list[str]:
     path = _PROJECT.get("path")
     if not path:
         return []
-    return [str(path), *(f["probe"] for fam in _PROJECT["features"].values() for f in fam)]
+    # as given and as resolved: a symlink repointed elsewhere changes the stamp of the name given
+    return [str(path), str(_PROJECT["given"]), *(p for fam in _PROJECT["features"].values() for f in fam
+                                                 for p in (f["probe"], f["probe_given"]))]
 
 
 def project_file() -> str | None:
@@ -700,7 +702,7 @@ def _load_project(path: Path) -> dict[str, Any]:
                 if interest[dep] >= r["interest"]:
                     raise _project_error(path, f"{r['name']} implies {dep}: its interest must be above "
                                          f"{dep}'s ({interest[dep]})")
-    out = {"path": str(path.resolve()), "features": features}
+    out = {"path": str(path.resolve()), "given": os.path.abspath(path), "features": features}
     known = {f["name"] for fam in families() for f in [*_raw_family(fam)["features"], *features.get(fam, ())]}
     out["groups"] = {name.upper(): _project_group(path, name, items, known)
                      for name, items in (doc.get("groups") or {}).items()}
@@ -719,12 +721,13 @@ def _project_feature(path: Path, fam: str, raw: Any, schema: Mapping[str, Any], 
         raise _project_error(path, f"{name} is already a feature of {fam}; pick another name")
     if "probe" not in raw:
         raise _project_error(path, f"{name} needs a 'probe': a C file, relative to the features file")
-    probe = (path.parent / raw["probe"]).resolve()
+    given = path.parent / raw["probe"]
+    probe = given.resolve()
     try:
         h.update(name.encode() + b"\0" + probe.read_bytes() + b"\0")
     except OSError as exc:
         raise _project_error(path, f"{name}: cannot read probe '{raw['probe']}' ({exc.strerror})") from exc
-    return {**raw, "probe": str(probe)}
+    return {**raw, "probe": str(probe), "probe_given": os.path.abspath(given)}
 
 
 def _project_group(path: Path, name: str, items: Any, known: set[str]) -> tuple[tuple[str, ...], ...]:

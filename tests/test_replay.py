@@ -3,6 +3,7 @@ any change to what it depends on is a miss, and a record cannot steer the build.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -60,7 +61,14 @@ def checkout(tmp_path: Path) -> Path:
     shutil.copytree(ROOT / "ccopt_meson", dest / "ccopt_meson", ignore=shutil.ignore_patterns("__pycache__"))
     (dest / "tools").mkdir()
     shutil.copy(ROOT / HELPER, dest / HELPER)
+    inputs_age()
     return dest
+
+
+def inputs_age() -> None:
+    """Inputs written just before a run may have changed after it started, as far as file times can
+    tell (``replay._CLOCK_SLACK_NS``): such a run is not recorded, so tests let their inputs age a little."""
+    time.sleep(replay._CLOCK_SLACK_NS / 1e9 * 2.5)
 
 
 def settle() -> None:
@@ -94,6 +102,7 @@ def test_targets_replays_and_rewrites_nothing(checkout: Path, tmp_path: Path) ->
     assert helper(checkout, *configure_args(out, gcc), cwd=tmp_path).returncode == 0
     src = tmp_path / "k.dispatch.c"
     src.write_text("/*@targets $maxopt baseline avx2 avx512_skx */\n")
+    inputs_age()
     args = ["targets", "--feature-file", str(out / "ccopt-features.json"), "--output-dir", str(out), "k.dispatch.c",
             "j.dispatch.c: sse41 avx2"]
     first = helper(checkout, *args, cwd=tmp_path)
@@ -104,6 +113,7 @@ def test_targets_replays_and_rewrites_nothing(checkout: Path, tmp_path: Path) ->
     assert header.stat().st_mtime_ns == before
     # the kernel's own @targets statement is an input: editing it is a miss
     src.write_text("/*@targets $maxopt baseline sse41 */\n")
+    inputs_age()
     third = helper(checkout, *args, cwd=tmp_path)
     assert not replayed(third) and "AVX512_SKX" not in third.stdout and "SSE41" in third.stdout
 
@@ -226,15 +236,25 @@ def test_a_forged_targets_record_cannot_add_a_source(checkout: Path, tmp_path: P
 
 
 def test_checker_accepts_what_the_tables_spell() -> None:
-    c = replay._Checker("configure", ["configure"], "/", "/")
-    assert c._load_vocabulary("")  # every family's table
-    assert replay._Checker("configure", ["configure"], "/", "/")._load_vocabulary("x86")
-    assert not replay._Checker("configure", ["configure"], "/", "/")._load_vocabulary("nosuch")  # no such table
-    assert c.args(["-msse2 -mavx2 -DCCOPT_HAVE_AVX2=1 -DCCOPT_TARGET=AVX2", "-include ccopt_config.h", "/arch:AVX2"])
-    assert not c.args(["-mavx2 -fplugin=x.so"])
-    assert not c.args(["-include /etc/passwd"])
-    assert not c.args(["-mavx2  -msse"])  # an empty word: what Meson would pass as ''
-    assert c.names(["AVX2 SSE41", "x86_64"]) and not c.names(["AVX2 EVIL"])
+    c = replay._Checker("configure", ["configure", "--arg=-march=armv8.4-a+crypto"], "/", "/")
+    assert c._load_vocabulary()
+    assert c.args(["-msse2 -mavx2 -DCCOPT_HAVE_AVX2=1 -DCCOPT_TARGET=AVX2", "-include ccopt_config.h", "/arch:AVX2",
+                   "-march=armv8.2-a+fp16+fp16fml", "-march=armv8.4-a+crypto+sve", "-O3", "/FIccopt_dispatch.h"])
+    for forged in ["-mavx2 -fplugin=x.so", "-include /etc/passwd", "-mavx2  -msse", "-mavx2 ",
+                   "ccopt_config.h", "-march=native", "-xHost", "-o", "-E", "-c", "-dM", "immintrin.h",
+                   "-march=armv8.2-a+fp16+evil", "-march=evil+fp16", "-DCCOPT_X=1;system", "-Dmalloc=evil", "CCOPT_X"]:
+        assert not c.args([forged]), forged
+    assert c.names(["AVX2 SSE41", "x86_64"]) and not c.names(["AVX2 EVIL"]) and not c.names(["-msse"])
+
+
+def test_the_checker_knows_the_command_line_as_cli_does() -> None:
+    from ccopt_meson import cache, cli
+
+    spec = cli._Spec()
+    cli.COMMANDS["targets"][1](spec)
+    takes_value = {name for name, (_, action, _) in spec.options.items() if action != "store_true"}
+    assert takes_value == set(replay.TARGETS_VALUE_OPTIONS)
+    assert {lang: os.path.basename(cache.cache_file("b", lang)) for lang in ("c", "cpp")} == replay.FEATURE_FILES
 
 
 # --------------------------------------------------------------------------- files: racy, pruned, flushed
@@ -277,3 +297,116 @@ def test_flush_removes_the_records(tmp_path: Path) -> None:
     r = cli("flush", str(tmp_path))
     assert r.returncode == 0, r.stderr
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(replay.PREFIX)]
+
+
+# --------------------------------------------------------------------------- found in review
+
+
+def test_another_install_does_not_replay_this_ones_record(checkout: Path, tmp_path: Path) -> None:
+    gcc = x86_gcc()
+    other = tmp_path / "other"
+    shutil.copytree(checkout, other)
+    table = other / "ccopt_meson" / "data" / "features" / "x86.json"
+    table.write_text(table.read_text().replace('"gnu": ["-mmovbe"]', '"gnu": ["-mmovbe", "-mlzcnt"]'))
+    inputs_age()
+    args = configure_args(tmp_path / "build", gcc)
+    helper(checkout, *args, cwd=tmp_path)
+    assert replayed(helper(checkout, *args, cwd=tmp_path))
+    r = helper(other, *args, cwd=tmp_path)
+    assert not replayed(r) and "-mlzcnt" in kv(r.stdout)["target:MOVBE"]
+
+
+def _features(path: Path, with_adx: bool) -> None:
+    probe = path.parent / "adx.c"
+    probe.write_text("#include <immintrin.h>\nunsigned char f(unsigned a, unsigned b, unsigned *o)"
+                     " { return _addcarryx_u32(0, a, b, o); }\n")
+    adx = {"name": "ADX", "interest": 2000, "implies": [], "headers": ["immintrin.h"], "macros": ["__ADX__"],
+           "flags": {"gnu": ["-madx"], "intel": [], "intel-cl": [], "msvc": []}, "probe": "adx.c",
+           "runtime": {"*": {"cpuinfo": ["adx"], "cpuid": [[7, 0, "ebx", 19]], "xcr0": 0}}}
+    feats = {"features": {"x86": [adx]}} if with_adx else {}
+    path.write_text(json.dumps({**feats, "groups": {"mine": ["sse41"]}}))
+
+
+def test_a_repointed_features_file_symlink_is_a_miss(checkout: Path, tmp_path: Path) -> None:
+    gcc = x86_gcc()
+    pf = tmp_path / "pf"
+    pf.mkdir()
+    _features(pf / "f1.json", with_adx=False)
+    _features(pf / "f2.json", with_adx=True)
+    (pf / "link.json").symlink_to("f1.json")
+    inputs_age()
+    args = configure_args(tmp_path / "build", gcc, "--dispatch", "max", "--features-file", str(pf / "link.json"))
+    helper(checkout, *args, cwd=tmp_path)
+    assert replayed(helper(checkout, *args, cwd=tmp_path))
+    (pf / "link.json").unlink()
+    (pf / "link.json").symlink_to("f2.json")
+    r = helper(checkout, *args, cwd=tmp_path)
+    assert not replayed(r) and "ADX" in kv(r.stdout)["dispatch_names"]
+
+
+def test_an_input_edited_during_a_run_is_not_recorded(checkout: Path, tmp_path: Path) -> None:
+    gcc = x86_gcc()
+    slow = tmp_path / "slowcc"
+    slow.write_text(f"#!/bin/sh\nsleep 0.4\nexec {gcc} \"$@\"\n")
+    slow.chmod(0o755)
+    ff = tmp_path / "ff.json"
+    _features(ff, with_adx=False)
+    inputs_age()
+    out = tmp_path / "build"
+    args = configure_args(out, str(slow), "--dispatch", "max", "--features-file", str(ff))
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CCOPT_", "MESON_", "PYTHON"))}
+    proc = subprocess.Popen([sys.executable, "-S", str(checkout / HELPER), *args], cwd=tmp_path, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(0.2)  # the run has read the features file and waits for the compiler
+    _features(ff, with_adx=True)
+    proc.communicate(timeout=120)
+    assert proc.returncode == 0
+    assert not [p for p in out.iterdir() if p.name.startswith(replay.PREFIX)]
+    r = helper(checkout, *args, cwd=tmp_path)
+    assert not replayed(r) and "ADX" in kv(r.stdout)["dispatch_names"]
+
+
+def test_an_abbreviated_flush_is_not_replayed(tmp_path: Path) -> None:
+    gcc = x86_gcc()
+    args = ["detect", "--build-dir", str(tmp_path), "--cc", gcc, "--dispatch", "avx2"]
+    cli(*args)
+    for abbrev in ("--flu", "--fl", "--js", "--he"):
+        r = cli(*args, abbrev, env={"PYTHONPROFILEIMPORTTIME": "1"})
+        assert "ccopt_meson.cli" in imported(r.stderr), abbrev
+
+
+@pytest.mark.parametrize("damage", [
+    ("file\t", "file\t", "²"),  # a digit str.isdigit() takes that int() does not
+    ("file\t", "file\t", "9" * 5000),  # more digits than int() converts
+    ("prog\t", "prog\t/bin/g\\x00cc", None),  # a NUL in a program name
+    ("out\t", "out\t", "\udcff"),
+])
+def test_a_malformed_record_is_a_quiet_miss(checkout: Path, tmp_path: Path,
+                                            damage: tuple[str, str, str | None]) -> None:
+    gcc = x86_gcc()
+    out = tmp_path / "build"
+    args = configure_args(out, gcc)
+    good = helper(checkout, *args, cwd=tmp_path).stdout
+    rec = _record(out)
+    lines = rec.read_text().splitlines()
+    tag, repl, value = damage
+    i = next(i for i, line in enumerate(lines) if line.startswith(tag)) if tag != "prog\t" else 1
+    if tag == "file\t":
+        parts = lines[i].split("\t")
+        parts[3] = value or ""
+        lines[i] = "\t".join(parts)
+    elif tag == "prog\t":
+        lines.insert(i, "prog\tg\x00cc\t/bin/g\x00cc")
+    else:
+        lines[i] = lines[i] + (value or "")
+    rec.write_bytes("\n".join(lines).encode("utf-8", "surrogateescape") + b"\n")
+    r = helper(checkout, *args, cwd=tmp_path)
+    assert r.returncode == 0 and "Traceback" not in r.stderr and not replayed(r)
+    assert kv(r.stdout)["dispatch_names"] == kv(good)["dispatch_names"]
+
+
+def test_flush_leaves_a_symlink_named_like_a_record(tmp_path: Path) -> None:
+    link = tmp_path / f"{replay.PREFIX}mine.txt"
+    link.symlink_to(tmp_path / "nowhere")
+    replay.discard_all(tmp_path)
+    assert link.is_symlink()

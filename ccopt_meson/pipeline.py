@@ -13,7 +13,7 @@ import os
 import re
 
 from . import cache, fsio
-from .errors import CompilerError, InputError
+from .errors import CcoptError, CompilerError, InputError
 from .records import DEFAULT_BASELINE, DEFAULT_DISPATCH, CompilerInfo, Detection, Outcome, Policy, Probed, Request
 from .resolve import SPECIAL, Token, evaluate, render_tokens, resolve, tokenize, uses
 from .tables import Table, compiler_spec, families_of, machines, native_flags_anywhere, picks_cpu
@@ -169,8 +169,88 @@ def _enabled_by(table: Table, macros: dict[str, str]) -> set[str]:
             if f.macros and not f.disabled and all(macro_satisfied(m, macros) for m in f.macros)}
 
 
+class _Ahead:
+    """The batched probe, started on the machine Meson named while the macro dump still runs.
+
+    Meson tells the helper the compiler id, the host CPU family and that the build is native; when
+    that names one machine of the tables, what the request selects there is what the dump will
+    almost always confirm.  Probing it at once, in a scratch of its own, overlaps the two compiler
+    processes.  It gets one process: the batch.  Its verdicts are used only when that batch
+    passed, and the dump names the same machine and compiler and the request selects exactly
+    the same features; otherwise its compiler is killed and the plan runs as without it.
+    """
+
+    def __init__(self, req: Request, runner: Runner | None) -> None:
+        import threading
+
+        from .probe import Scratch, Session, probe_features
+
+        found = [m for m in machines() if m.meson_cpu_family == req.cpu_family]
+        assert req.compiler_id is not None and len(found) == 1
+        self.arch, self.cid = found[0].name, req.compiler_id
+        table = _table(req, Probed(self.arch, self.cid, "", {}))
+        assert table is not None
+        self.names = _selected(req, table, Probed(self.arch, self.cid, "", {}))
+        self.scratch = Scratch(runner, limit=1)
+        session = Session(self.scratch, req.command, req.args, req.lang, compiler_spec(self.cid).driver)
+        self.result: dict[str, Outcome] | BaseException | None = None
+
+        def work() -> None:
+            try:
+                self.result = probe_features(session, table, self.names, {})
+            except BaseException as exc:  # handed to the caller, which decides whether it matters
+                self.result = exc
+
+        self.thread = threading.Thread(target=work, daemon=True)
+        self.thread.start()
+
+    @staticmethod
+    def applies(req: Request, seed: Probed | None) -> bool:
+        if seed is not None or req.cross is not False or not req.compiler_id or not req.cpu_family:
+            return False
+        if _wants_native(req, [t for ts in _tokens(req) for t in ts]):
+            return False  # 'native' needs a macro dump with the native flag first
+        return sum(m.meson_cpu_family == req.cpu_family for m in machines()) == 1
+
+    def take(self, arch: str | None, cid: str, names: set[str]) -> dict[str, Outcome] | None:
+        """Its verdicts if they answer this plan; None (and its compiler stopped) if not."""
+        if (arch, cid, names) != (self.arch, self.cid, self.names):
+            self.close()
+            return None
+        self.thread.join()
+        if isinstance(self.result, BaseException):  # more than the one batch needed, or a failure the
+            return None  # plan will meet (and report) itself
+        return self.result
+
+    def close(self) -> None:
+        self.scratch.stop()
+        self.thread.join()
+        self.scratch.close()
+
+
+def _selected(req: Request, table: Table, probed: Probed) -> set[str]:
+    """Every feature the request asks the compiler about on this machine."""
+    base_sel, disp_sel = _selection(req, table, probed, [])
+    explain = {n.upper() for n in req.explain if table.machine.family in families_of(n.upper())}
+    return base_sel | disp_sel | explain
+
+
 def _probe(req: Request, seed: Probed | None, runner: Runner | None) -> tuple[Probed, int]:
     """Run the compiler: identify it (unless seeded), then probe what the request selects."""
+    ahead = None
+    if _Ahead.applies(req, seed):
+        try:
+            ahead = _Ahead(req, runner)
+        except CcoptError:  # whatever the guess trips over, the plan itself will say (or not)
+            ahead = None
+    try:
+        return _plan(req, seed, runner, ahead)
+    finally:
+        if ahead is not None:
+            ahead.close()
+
+
+def _plan(req: Request, seed: Probed | None, runner: Runner | None, ahead: _Ahead | None) -> tuple[Probed, int]:
     from .probe import Scratch, Session, probe_features
 
     with Scratch(runner) as scratch:
@@ -191,10 +271,12 @@ def _probe(req: Request, seed: Probed | None, runner: Runner | None) -> tuple[Pr
             native = _native(session, table, req, option)
         detected = tuple(seed.detected) if seed else tuple(sorted(_enabled_by(table, dict(cc.macros))))  # type: ignore[union-attr]
         partial = Probed(arch, cid, version, {}, detected, tuple(sorted(native)))
-        base_sel, disp_sel = _selection(req, table, partial, [])
-        explain = {n.upper() for n in req.explain if table.machine.family in families_of(n.upper())}
-        outcomes = probe_features(session, table, base_sel | disp_sel | explain, seed.outcomes if seed else {})
-        return partial._replace(outcomes=outcomes), scratch.processes
+        names = _selected(req, table, partial)
+        outcomes = ahead.take(arch, cid, names) if ahead is not None else None
+        spent = ahead.scratch.processes if ahead is not None else 0
+        if outcomes is None:
+            outcomes = probe_features(session, table, names, seed.outcomes if seed else {})
+        return partial._replace(outcomes=outcomes), scratch.processes + spent
 
 
 # --------------------------------------------------------------------------- the API
@@ -209,9 +291,7 @@ def detect(req: Request, build_dir: str | os.PathLike[str] | None = None, flush_
                                 _wants_native(req, base_tokens + disp_tokens), build_dir, flush_first)
     path = cache.cache_file(build_dir, req.lang) if build_dir is not None else None
     stored = None
-    if path is not None:
-        if flush_first:  # this language's file only: the other one may be fresh from this very run
-            cache.discard(path)
+    if path is not None and not flush_first:  # a flush probes everything again (this language's file only)
         stored = cache.lookup(path)
         if stored is not None and stored.key == key:
             # 'targets' reads the request back from this file: it must hold this very request, not another
@@ -221,8 +301,15 @@ def detect(req: Request, build_dir: str | os.PathLike[str] | None = None, flush_
             return document(req, stored.probed, hit=True, key=key)
     # Another request with the same compiler and args: its verdicts stand, only new features are probed.
     seed = stored.probed if stored is not None and stored.probe_key == probe_key and stored.probed.arch else None
-    probed, processes = _probe(req, seed, runner)
+    try:
+        probed, processes = _probe(req, seed, runner)
+    except BaseException:
+        if flush_first and path is not None:  # the flush asked for must not be undone by a failed probe
+            cache.discard(path)
+        raise
     if path is not None:
+        # A flush's fresh verdicts usually equal the old ones: the file is then left as it was (atomic
+        # writes skip identical content), so what was made from it ('targets') stays valid.
         cache.store(path, cache.Stored(key, probe_key, req, probed))
     return document(req, probed, hit=False, key=key, probes=processes)
 

@@ -344,10 +344,11 @@ class Scratch:
     ones: an interrupted parallel fallback ends at once instead of waiting for its workers' timeouts.
     """
 
-    def __init__(self, runner: Runner | None = None, timeout: float | None = None) -> None:
+    def __init__(self, runner: Runner | None = None, timeout: float | None = None, limit: int | None = None) -> None:
         self.runner: Runner = runner or run_process
         self.timeout = timeout or timeout_from_env()
         self.processes = 0
+        self.limit = limit  # at most this many processes; one more is a CompilerError
         self._lock = threading.Lock()
         self._live: set[subprocess.Popen[bytes]] = set()
         self._stopped = False
@@ -374,6 +375,8 @@ class Scratch:
         with self._lock:
             if self._stopped:
                 raise CompilerError("stopped: another compiler process failed or the helper was interrupted")
+            if self.limit is not None and self.processes >= self.limit:
+                raise CompilerError(f"stopped: this scratch runs at most {self.limit} compiler processes")
             self.processes += 1
         _current.scratch = self
         try:

@@ -6,6 +6,7 @@ nothing such a run reads has changed, it prints what it printed before.  So afte
 successful run the full path leaves a *record* beside the feature cache:
 
 - the command line, working directory and the environment variables the run can read;
+- the package that wrote it (another install has other tables and code);
 - the programs of the compiler command as ``PATH`` resolved them;
 - the stamp (size, times, inode) of every file it read or wrote: the package's code and data,
   the compiler binaries, the project's features file and its probes, the dispatch sources it
@@ -20,12 +21,16 @@ changed within the file system's timestamp granularity of the recording may chan
 without its stamp changing ("racy git"), so it is recorded with a digest of its content too,
 checked on replay until the record is refreshed once the file has settled.
 
+Nothing is recorded when an input's stamp is newer than the run's start: the output may have
+been made from what the file held before.
+
 **A record is data that cannot steer the build** (as the cache is): before anything is printed,
-every compile argument in it must be a word the feature tables (or the features file the command
-line names) spell, a ``CCOPT_`` define, or one of the package's headers; every name must be a
-name those files hold; paths and sources must be the ones the command line implies.  A record
-that fails a check is ignored.  An edited record can at worst pick among the tables' own flags,
-which an edited cache could too.
+every compile argument in it must be a flag of a ``flags`` list of the feature tables (or of
+the features file the command line names), a policy flag, a merge of those flags' ``+ext``
+parts, a ``CCOPT_`` define, or one of the package's headers after its force-include option;
+every name must be a ``name`` those files hold; the feature file and the sources must be the
+ones the command line implies.  A record that fails a check is ignored.  An edited record can
+at worst pick among the tables' own flags, which an edited cache could too.
 
 The helper script and the ``ccopt-meson`` program reach this module before anything else,
 so checking and printing a record loads only built-in modules: ``stamps`` (which uses

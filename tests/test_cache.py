@@ -257,6 +257,28 @@ def test_a_flush_hashes_the_data_again_and_removes_the_memo(fake: Callable[..., 
     assert flush(tmp_path) == [cache_path(tmp_path)] and not memo.exists()
 
 
+def test_a_flush_with_the_same_verdicts_leaves_the_file_as_it_was(fake: Callable[..., Any], tmp_path: Path) -> None:
+    """What was made from the cache ('targets', its replay record) stays valid after a reconfigure
+    that probes again and finds what it found before."""
+    detect(REQ, build_dir=tmp_path, runner=fake())
+    before = os.stat(cache_path(tmp_path))
+    det = detect(REQ, build_dir=tmp_path, flush_first=True, runner=fake())
+    after = os.stat(cache_path(tmp_path))
+    assert det.cache_hit is False and det.probes > 0
+    assert (after.st_ino, after.st_mtime_ns, after.st_size) == (before.st_ino, before.st_mtime_ns, before.st_size)
+
+
+def test_a_flush_whose_probe_fails_leaves_no_cache(fake: Callable[..., Any], tmp_path: Path) -> None:
+    detect(REQ, build_dir=tmp_path, runner=fake())
+
+    def broken(argv: Any, timeout: float) -> Any:
+        raise CcoptError("the compiler broke")
+
+    with pytest.raises(CcoptError):
+        detect(REQ, build_dir=tmp_path, flush_first=True, runner=broken)
+    assert not cache_path(tmp_path).exists()  # the flush asked for holds: the next run probes
+
+
 # --------------------------------------------------------------------------- faults of the cache file, through the CLI
 
 

@@ -283,3 +283,39 @@ def test_detect_changes_no_umask_and_files_get_it(tmp_path: Path) -> None:
     finally:
         os.umask(old)
     assert stat.S_IMODE((tmp_path / CACHE).stat().st_mode) == 0o640
+
+
+# --------------------------------------------------------------------------- the batch started ahead of the dump
+
+
+def test_the_batch_started_ahead_is_used_when_the_dump_agrees(tmp_path: Path) -> None:
+    gcc = x86_gcc()
+    req = Request(command=(gcc,), compiler_id="gcc", cpu_family="x86_64", cross=False, dispatch="avx2 avx512_skx")
+    assert pipeline._Ahead.applies(req, None)
+    det = pipeline.detect(req)
+    plain = pipeline.detect(req._replace(cpu_family=None))  # no guess to make: dump, then batch
+    assert det.probes == plain.probes == 2
+    assert (det.baseline, det.dispatch, det.outcomes) == (plain.baseline, plain.dispatch, plain.outcomes)
+
+
+def test_a_wrong_guess_is_thrown_away(tmp_path: Path) -> None:
+    """Meson's word is only a guess: a compiler that targets another machine gets that machine's answer."""
+    cross = need("aarch64-linux-gnu-gcc")
+    req = Request(command=(cross,), compiler_id="gcc", cpu_family="x86_64", cross=False, dispatch="max")
+    assert pipeline._Ahead.applies(req, None)
+    det = pipeline.detect(req)
+    right = pipeline.detect(req._replace(cpu_family="aarch64", cross=True))
+    assert det.arch == "aarch64" and (det.baseline, det.dispatch) == (right.baseline, right.dispatch)
+    assert det.probes == right.probes + 1  # and the one batch begun for x86_64, thrown away
+
+
+def test_no_guess_where_meson_names_no_single_machine() -> None:
+    base = Request(command=("cc",), compiler_id="gcc", cpu_family="x86_64", cross=False)
+    assert not pipeline._Ahead.applies(base._replace(cross=True), None)
+    assert not pipeline._Ahead.applies(base._replace(cross=None), None)
+    assert not pipeline._Ahead.applies(base._replace(compiler_id=None), None)
+    assert not pipeline._Ahead.applies(base._replace(baseline="native"), None)
+    assert not pipeline._Ahead.applies(base._replace(args=("-march=native",)), None)
+    ppc = [m for m in pipeline.machines() if m.meson_cpu_family == "ppc64"]
+    if len(ppc) > 1:  # big- and little-endian POWER share Meson's cpu_family
+        assert not pipeline._Ahead.applies(base._replace(cpu_family="ppc64"), None)

@@ -191,6 +191,8 @@ class _Ahead:
         table = _table(req, Probed(self.arch, self.cid, "", {}))
         assert table is not None
         self.names = _selected(req, table, Probed(self.arch, self.cid, "", {}))
+        if _merges_flags(table, self.names):  # its targets get flag checks of their own: more than one process
+            raise CompilerError("no probe ahead: the flags of this request are merged")
         self.scratch = Scratch(runner, limit=1)
         session = Session(self.scratch, req.command, req.args, req.lang, compiler_spec(self.cid).driver)
         self.result: dict[str, Outcome] | BaseException | None = None
@@ -226,6 +228,15 @@ class _Ahead:
         self.scratch.stop()
         self.thread.join()
         self.scratch.close()
+
+
+def _merges_flags(table: Table, names: set[str]) -> bool:
+    """Does a flag of these features fall under a conflict rule (``-march=...+ext`` merged, one
+    ``-mtune=`` winning)?  Then a target's own flags may not be a subset of the batch's, and the
+    plan checks them with processes of their own (ARM); without such a flag the batch is all."""
+    patterns = [re.compile(rule["match"]) for rule in table.conflicts]
+    flags = {f for n in table.closure(names) for f in table.features[n].flags}
+    return any(p.search(f) for p in patterns for f in flags)
 
 
 def _selected(req: Request, table: Table, probed: Probed) -> set[str]:

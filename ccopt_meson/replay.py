@@ -121,12 +121,15 @@ def _record_path(kind: str, argv: Sequence[str], cwd: str) -> str | None:
     folder = _record_dir(kind, argv)
     if not folder:
         return None
-    from ._sha import sha256
+    # A name, not a proof: the record holds the whole command line and working directory, compared
+    # as they are.  The bytes as one number modulo a Mersenne prime (a polynomial hash) costs no
+    # import, where sha256 would load a module on every run.
+    data = "\0".join([kind, cwd, *argv]).encode("utf-8", "surrogateescape")
+    key = int.from_bytes(data, "little") % _NAME_PRIME
+    return f"{folder.rstrip('/') or '/'}/{PREFIX}{kind}-{key:016x}.txt"
 
-    key = sha256("\0".join([kind, cwd, *argv]).encode("utf-8", "surrogateescape")).hexdigest()[:20]
-    return f"{folder.rstrip('/') or '/'}/{PREFIX}{kind}-{key}.txt"
 
-
+_NAME_PRIME = (1 << 61) - 1
 _NEVER = ("--flush", "--json", "--help")  # runs never replayed (argparse takes a prefix of each too)
 # The options of 'targets' that take a value (cli.py declares them; a test keeps the two in step).
 TARGETS_VALUE_OPTIONS = ("--feature-file", "--output-dir", "--optimization", "--prefix",

@@ -319,3 +319,12 @@ def test_no_guess_where_meson_names_no_single_machine() -> None:
     ppc = [m for m in pipeline.machines() if m.meson_cpu_family == "ppc64"]
     if len(ppc) > 1:  # big- and little-endian POWER share Meson's cpu_family
         assert not pipeline._Ahead.applies(base._replace(cpu_family="ppc64"), None)
+
+
+def test_no_probe_ahead_where_targets_need_flag_checks_of_their_own() -> None:
+    """ARM's merged '-march=...+ext' flags get one check per target after the batch: a probe ahead,
+    which may run one process, would be thrown away each time."""
+    arm = pipeline._table(Request(command=("cc",)), pipeline.Probed("aarch64", "gcc", "", {}))
+    x86 = pipeline._table(Request(command=("cc",)), pipeline.Probed("x86_64", "gcc", "", {}))
+    assert arm is not None and x86 is not None
+    assert pipeline._merges_flags(arm, {"ASIMDDP"}) and not pipeline._merges_flags(x86, set(x86.features))

@@ -58,7 +58,7 @@ def test_meson_build_style_kernel_edit_recompiles_only_that_kernel(tmp_path: Pat
     assert out.count(REGEN) == 1 and "poly AVX512_SKX" in version_compiles(b)
     assert "no work to do" in b.ninja("-n")
 
-    # the suite once per compiled target (test_targets), skipped where this CPU lacks the target
+    # the suite once per dispatch target of the build (test_targets), skipped where this CPU lacks it
     tests = b.meson_cmd("test", "-C", str(b.dir))
     assert re.search(r"dot on BASELINE\s+OK", tests) and re.search(r"dot on X86_V2\s+(OK|SKIP)", tests)
     report = json.loads(b.run(sys.executable, "-m", "ccopt_meson", "report", str(b.dir), "--json", cwd=ROOT))

@@ -20,6 +20,7 @@ from typing import Callable
 from bench.detect import DETECT_BASELINE, DETECT_DISPATCH
 from bench.projects import make_ccopt_project
 from bench.timing import CC, ROOT, Bench, BenchError, run
+from ccopt_meson.stamps import SETTLED_NS
 
 
 def logged_helper_runs(build: Path) -> dict[str, list[str]]:
@@ -44,7 +45,7 @@ def settle() -> None:
     """Let the files just written (the project, the package, the build dir) age past the window in
     which a replay also checks a file's content (``replay.stamps.SETTLED_NS``): a user's regeneration
     comes minutes after the files it depends on were written, not within two seconds."""
-    time.sleep(2.2)
+    time.sleep(SETTLED_NS / 1e9 + 0.2)
 
 
 def bench_helper_hits(b: Bench) -> None:

@@ -46,7 +46,7 @@ __all__ = ["ConfigureOptions", "TargetsOptions", "Kernel", "kernel", "configure"
 FLUSH_FLAGS = ("--reconfigure", "--wipe", "--clearcache")
 # Headers the subproject itself provides: a generated <source>.h must never shadow them.
 RUNTIME_TABLE = "ccopt_cpu_table.h"  # emit_runtime.HEADER_NAME, named here so a hit need not load the generator
-RESERVED_HEADERS = frozenset({"ccopt_config.h", "ccopt_dispatch.h", "ccopt_cpu.h", RUNTIME_TABLE})
+RESERVED_HEADERS = frozenset({*replay.FORCE_INCLUDED, "ccopt_cpu.h", RUNTIME_TABLE})
 _UNSAFE = re.compile(r"[\x00-\x1f\x7f]")
 
 
@@ -223,7 +223,7 @@ def _force_include(det: Detection) -> list[str]:
     """Every version is compiled with ccopt's two headers included first: a kernel that forgets
     them still builds, instead of failing on CCOPT_FN or an intrinsic type in the compiler's words."""
     spelling = det.table.spec.driver.get("force_include") if det.table else None
-    return [w.format(h) for h in ("ccopt_config.h", "ccopt_dispatch.h") for w in spelling or ()]
+    return [w.format(h) for h in replay.FORCE_INCLUDED for w in spelling or ()]
 
 
 def targets(opts: TargetsOptions) -> int:

@@ -180,19 +180,12 @@ class _Ahead:
     the same features; otherwise its compiler is killed and the plan runs as without it.
     """
 
-    def __init__(self, req: Request, runner: Runner | None) -> None:
+    def __init__(self, req: Request, runner: Runner | None, table: Table, names: set[str]) -> None:
         import threading
 
         from .probe import Scratch, Session, probe_features
 
-        found = [m for m in machines() if m.meson_cpu_family == req.cpu_family]
-        assert req.compiler_id is not None and len(found) == 1
-        self.arch, self.cid = found[0].name, req.compiler_id
-        table = _table(req, Probed(self.arch, self.cid, "", {}))
-        assert table is not None
-        self.names = _selected(req, table, Probed(self.arch, self.cid, "", {}))
-        if _merges_flags(table, self.names):  # its targets get flag checks of their own: more than one process
-            raise CompilerError("no probe ahead: the flags of this request are merged")
+        self.arch, self.cid, self.names = table.machine.name, str(req.compiler_id), names
         self.scratch = Scratch(runner, limit=1)
         session = Session(self.scratch, req.command, req.args, req.lang, compiler_spec(self.cid).driver)
         self.result: dict[str, Outcome] | BaseException | None = None
@@ -213,6 +206,23 @@ class _Ahead:
         if _wants_native(req, [t for ts in _tokens(req) for t in ts]):
             return False  # 'native' needs a macro dump with the native flag first
         return sum(m.meson_cpu_family == req.cpu_family for m in machines()) == 1
+
+    @classmethod
+    def start(cls, req: Request, seed: Probed | None, runner: Runner | None) -> _Ahead | None:
+        """The batch begun on Meson's machine, or None where there is no single guess to make or the
+        batch would not be all the plan compiles."""
+        if not cls.applies(req, seed):
+            return None
+        machine = next(m for m in machines() if m.meson_cpu_family == req.cpu_family)
+        guess = Probed(machine.name, str(req.compiler_id), "", {})
+        try:
+            table = _table(req, guess)
+            names = _selected(req, table, guess) if table is not None else set()
+        except CcoptError:  # whatever the guess trips over, the plan itself will say (or not)
+            return None
+        if table is None or _merges_flags(table, names):  # targets with flag checks of their own (ARM)
+            return None
+        return cls(req, runner, table, names)
 
     def take(self, arch: str | None, cid: str, names: set[str]) -> dict[str, Outcome] | None:
         """Its verdicts if they answer this plan; None (and its compiler stopped) if not."""
@@ -248,12 +258,7 @@ def _selected(req: Request, table: Table, probed: Probed) -> set[str]:
 
 def _probe(req: Request, seed: Probed | None, runner: Runner | None) -> tuple[Probed, int]:
     """Run the compiler: identify it (unless seeded), then probe what the request selects."""
-    ahead = None
-    if _Ahead.applies(req, seed):
-        try:
-            ahead = _Ahead(req, runner)
-        except CcoptError:  # whatever the guess trips over, the plan itself will say (or not)
-            ahead = None
+    ahead = _Ahead.start(req, seed, runner)
     try:
         return _plan(req, seed, runner, ahead)
     finally:

@@ -55,7 +55,8 @@ try:
 except ImportError:  # Windows: no replay, the full path runs every time
     posix = None  # type: ignore[assignment]
 
-__all__ = ["replay", "begin", "save", "record_files", "discard_all", "KINDS", "PREFIX"]
+__all__ = ["replay", "begin", "save", "record_files", "discard_all", "KINDS", "PREFIX", "FORCE_INCLUDED",
+           "TARGETS_VALUE_OPTIONS", "FEATURE_FILES"]
 
 KINDS = ("configure", "targets", "detect")
 PREFIX = "ccopt-replay-"
@@ -64,10 +65,13 @@ _MAX_BYTES = 8 << 20
 # File times come from a coarse clock (a few ms behind the one a run reads its start from): an input
 # stamped this close to the start may have changed after it.
 _CLOCK_SLACK_NS = 20 * 10**6
+_NAME_PRIME = (1 << 61) - 1  # record names: the command line's bytes as one number, modulo this prime
 _KEEP = 128  # records per directory: one per distinct command line (a language, a targets call, a detect)
 # What a run reads from its environment besides its command line.
 _ENV = ("PATH", "CC", "CXX", "CFLAGS", "CXXFLAGS", "CPPFLAGS", "MESON_SOURCE_ROOT", "MESON_BUILD_ROOT", "MESON_SUBDIR")
-_HEADERS = ("ccopt_config.h", "ccopt_dispatch.h")  # what a force-include template may name
+# The headers every version of a kernel is compiled with (meson_glue force-includes them): all a
+# force-include spelling in a record may name.
+FORCE_INCLUDED = ("ccopt_config.h", "ccopt_dispatch.h")
 _PACKAGE = __file__.rpartition("/")[0] or "."  # POSIX: where a replay happens at all
 
 _invocation: tuple[str, list[str], int] | None = None  # (kind, argv, start in ns) of this process, from the entry point
@@ -129,7 +133,6 @@ def _record_path(kind: str, argv: Sequence[str], cwd: str) -> str | None:
     return f"{folder.rstrip('/') or '/'}/{PREFIX}{kind}-{key:016x}.txt"
 
 
-_NAME_PRIME = (1 << 61) - 1
 _NEVER = ("--flush", "--json", "--help")  # runs never replayed (argparse takes a prefix of each too)
 # The options of 'targets' that take a value (cli.py declares them; a test keeps the two in step).
 TARGETS_VALUE_OPTIONS = ("--feature-file", "--output-dir", "--optimization", "--prefix",
@@ -498,7 +501,7 @@ class _Checker:
             if brace and (pre or post):
                 self.templates.append((pre, post))
             elif not brace:
-                self.pairs.update(f"{spelling} {h}" for h in _HEADERS)  # ['-include', '{}']
+                self.pairs.update(f"{spelling} {h}" for h in FORCE_INCLUDED)  # ['-include', '{}']
         self.heads = {f.partition("+")[0] for f in self.flags if "+" in f} | {u.partition("+")[0] for u in self._user()}
         self.exts = {e for f in self.flags for e in f.split("+")[1:]}
         return bool(self.flags)
@@ -523,7 +526,7 @@ class _Checker:
         for pre, post in self.templates:
             if word.startswith(pre) and word.endswith(post) and len(word) > len(pre) + len(post):
                 fill = word[len(pre):len(word) - len(post)]
-                if fill in _HEADERS or _ccopt_define(fill):
+                if fill in FORCE_INCLUDED or _ccopt_define(fill):
                     return True
         return False
 

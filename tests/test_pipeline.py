@@ -288,11 +288,15 @@ def test_detect_changes_no_umask_and_files_get_it(tmp_path: Path) -> None:
 # --------------------------------------------------------------------------- the batch started ahead of the dump
 
 
-def test_the_batch_started_ahead_is_used_when_the_dump_agrees(tmp_path: Path) -> None:
+def test_the_batch_started_ahead_is_used_when_the_dump_agrees(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     gcc = x86_gcc()
     req = Request(command=(gcc,), compiler_id="gcc", cpu_family="x86_64", cross=False, dispatch="avx2 avx512_skx")
     assert pipeline._Ahead.applies(req, None)
+    taken: list[object] = []
+    take = pipeline._Ahead.take
+    monkeypatch.setattr(pipeline._Ahead, "take", lambda self, *a: taken.append(take(self, *a)) or taken[-1])
     det = pipeline.detect(req)
+    assert len(taken) == 1 and taken[0], "the verdicts of the batch begun beside the dump were used"
     plain = pipeline.detect(req._replace(cpu_family=None))  # no guess to make: dump, then batch
     assert det.probes == plain.probes == 2
     assert (det.baseline, det.dispatch, det.outcomes) == (plain.baseline, plain.dispatch, plain.outcomes)

@@ -410,3 +410,15 @@ def test_flush_leaves_a_symlink_named_like_a_record(tmp_path: Path) -> None:
     link.symlink_to(tmp_path / "nowhere")
     replay.discard_all(tmp_path)
     assert link.is_symlink()
+
+
+def test_a_racy_file_is_checked_by_content(tmp_path: Path) -> None:
+    """A file whose stamp cannot tell a second write (same size and times) is caught by its digest."""
+    f = tmp_path / "ff.json"
+    f.write_text("{}\n")
+    st = replay.stamps.stamp(str(f))
+    assert st is not None
+    good = replay._content_digest(str(f))
+    assert replay._check_files([(str(f), st, good or "")]) is True  # racy, and checked
+    assert replay._check_files([(str(f), st, "0" * 64)]) is None  # the content differs from the record's
+    assert replay._check_files([(str(f), st, "-")]) is False  # settled: the stamp alone decides

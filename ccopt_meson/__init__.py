@@ -9,12 +9,9 @@ The configure-time path uses the standard library only.  Public API::
 
 from __future__ import annotations
 
+from .errors import CcoptError, InputError
+from .pipeline import DEFAULT_BASELINE, DEFAULT_DISPATCH, Detection, Request, detect, flush, read
 from .version import __version__
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from .errors import CcoptError, InputError
-    from .pipeline import DEFAULT_BASELINE, DEFAULT_DISPATCH, Detection, Request, detect, flush, read
 
 __all__ = [
     "__version__",
@@ -28,16 +25,3 @@ __all__ = [
     "CcoptError",
     "InputError",
 ]
-
-
-def __getattr__(name: str) -> object:
-    """The API on first use: importing a submodule (the helper's replay path) loads no pipeline."""
-    if name in ("CcoptError", "InputError"):
-        from . import errors
-
-        return getattr(errors, name)
-    if name in __all__:
-        from . import pipeline
-
-        return getattr(pipeline, name)
-    raise AttributeError(f"module 'ccopt_meson' has no attribute {name!r}")

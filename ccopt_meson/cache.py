@@ -24,21 +24,19 @@ from __future__ import annotations
 import json
 import os
 import sys
+from typing import TYPE_CHECKING, NamedTuple
 
 from . import fsio
 from .errors import CacheError, InputError
 from .records import Outcome, Probed, Request
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from pathlib import Path
-    from typing import Any, Iterator, NamedTuple
-else:
-    from ._tuple import NamedTuple
+    from typing import Any, Iterator
 
 
 __all__ = ["SCHEMA_VERSION", "MAX_BYTES", "Stored", "cache_path", "lang_of", "is_cache_name", "find", "keys",
-           "load", "parse", "lookup", "store", "flush", "discard", "warn"]
+           "load", "parse", "lookup", "store", "flush", "discard", "remove_legacy", "warn"]
 
 SCHEMA_VERSION = 2  # of the cache file; 1 stored derived flags, 2 only verdicts
 MAX_BYTES = 4 << 20  # a cache file is a few KiB; anything bigger is not ours
@@ -98,60 +96,10 @@ def find(build_dir: str | os.PathLike[str]) -> list[Path]:
 
 
 def _digest(factors: Any) -> str:
-    # repr of plain tuples/str/int/bool/None is stable and needs no JSON encoder on the hit path
-    from ._sha import sha256  # the key only: 'targets' and 'report' read the cache without one
+    import hashlib  # the key only: 'targets' and 'report' read the cache without one
 
-    return sha256(repr(factors).encode("utf-8", "surrogateescape")).hexdigest()
-
-
-_DIGEST_MEMO = "ccopt-data-digest.json"
-# A data file changed less than this long ago may change again within the file system's timestamp
-# granularity without its stat changing ("racy git"): its digest is not memoised until it is older.
-_SETTLED_NS = 2 * 10**9
-
-
-def data_digest(memo_dir: str | os.PathLike[str] | None, refresh: bool = False) -> str:
-    """``tables.data_digest()``: the package's part memoised in ``memo_dir`` under the data files' stat
-    stamp, the project features' part (if any) always computed afresh.
-
-    A cache hit then stats the data files instead of reading and hashing them all.  The memo
-    only ever saves a re-hash: with a stamp that does not match the files, it is not used, and a
-    forged memo can at worst make a hit of verdicts that any edit of the cache file could fake
-    too; flags and headers still come from the tables.  ``refresh`` (a flush) hashes again.
-    """
-    from .tables import data_digest, project_digest
-
-    if memo_dir is None:
-        return data_digest()
-    project = project_digest()
-    package = _package_digest_memo(memo_dir, refresh)
-    return f"{package}+{project}" if project else package
-
-
-def _package_digest_memo(memo_dir: str | os.PathLike[str], refresh: bool) -> str:
-    from .tables import data_stamp, package_digest
-
-    stamp, newest = data_stamp()
-    path = os.path.join(memo_dir, _DIGEST_MEMO)
-    try:
-        memo = None if refresh else json.loads(fsio.read_bounded(path, 4096, "data digest").decode("utf-8"))
-    except (OSError, ValueError, InputError):
-        memo = None
-    if isinstance(memo, dict) and memo.get("stamp") == stamp and _is_digest(memo.get("digest")):
-        return str(memo["digest"])
-    digest = package_digest()
-    import time
-
-    if time.time_ns() - newest > _SETTLED_NS and os.path.isdir(memo_dir):
-        try:
-            fsio.atomic_write(path, json.dumps({"generator": fsio.MARK, "stamp": stamp, "digest": digest}) + "\n")
-        except CacheError:
-            pass  # a read-only build dir: the cache write will say so
-    return digest
-
-
-def _is_digest(value: object) -> bool:
-    return isinstance(value, str) and len(value) == 64 and all(c in "0123456789abcdef" for c in value)
+    # repr of plain tuples/str/int/bool/None is stable
+    return hashlib.sha256(repr(factors).encode("utf-8", "surrogateescape")).hexdigest()
 
 
 def _cpu_identity() -> str:
@@ -160,14 +108,13 @@ def _cpu_identity() -> str:
     return cpu_identity()
 
 
-def keys(req: Request, baseline: str, dispatch: str, native: bool,
-         memo_dir: str | os.PathLike[str] | None = None, refresh: bool = False) -> tuple[str, str]:
-    """(key, probe key) of a request whose expressions normalise to ``baseline``/``dispatch``;
-    ``memo_dir`` (the build dir) keeps the data digest between runs, ``refresh`` ignores it."""
+def keys(req: Request, baseline: str, dispatch: str, native: bool) -> tuple[str, str]:
+    """(key, probe key) of a request whose expressions normalise to ``baseline``/``dispatch``."""
     from .compiler import binary_identity
+    from .tables import data_digest
     from .version import __version__
 
-    compiler = ("v2", __version__, data_digest(memo_dir, refresh), req.command, binary_identity(req.command), req.args,
+    compiler = ("v2", __version__, data_digest(), req.command, binary_identity(req.command), req.args,
                 req.lang, req.compiler_id, req.compiler_version, req.cpu_family)
     request = (compiler, req.cross, baseline, dispatch, req.disable_optimization, req.debug_build,
                tuple(sorted(n.upper() for n in req.explain)),
@@ -303,20 +250,31 @@ def discard(path: str | os.PathLike[str]) -> bool:
 
 
 def flush(build_dir: str | os.PathLike[str]) -> list[Path]:
-    """Delete our cache files under ``build_dir`` (and the data digest memo beside each); the next
-    detection probes again."""
-    from .replay import discard_all
-
+    """Delete our cache files under ``build_dir``; the next detection probes again."""
     removed = [p for p in find(build_dir) if discard(p)]
     for folder in {p.parent for p in removed}:
-        discard_all(folder)  # a record replays what the cache said
-        memo = folder / _DIGEST_MEMO
-        if fsio.generated_by_us(memo):
-            try:
-                memo.unlink()
-            except OSError:
-                pass  # only ever a re-hash saved
+        remove_legacy(folder)
     return removed
+
+
+# Files that earlier versions left beside the cache: run records and a memo of the data digest.
+_LEGACY = (("ccopt-replay-", ".txt"), ("ccopt-data-digest", ".json"))
+
+
+def remove_legacy(folder: str | os.PathLike[str]) -> None:
+    """Delete the files of ``_LEGACY`` in ``folder`` that we wrote (regular files carrying our mark);
+    anything else under those names, a symlink included, is left alone."""
+    try:
+        names = [n for n in os.listdir(folder) if any(n.startswith(a) and n.endswith(b) for a, b in _LEGACY)]
+    except OSError:
+        return
+    for name in names:
+        path = os.path.join(folder, name)
+        try:
+            if not os.path.islink(path) and os.path.isfile(path) and fsio.generated_by_us(path):
+                os.unlink(path)
+        except OSError:
+            pass  # a file we could not remove stays harmless: nothing reads it any more
 
 
 def iter_stored(build_dir: Path) -> Iterator[tuple[Path, Stored]]:

@@ -3,43 +3,26 @@
 Subcommands come from the ``COMMANDS`` table; ``main(argv) -> int`` is the one
 place where errors become ``ccopt-meson: error: <message>`` and an exit code
 (0 ok, 1 reported error, 2 usage).
-
-``configure`` and ``targets`` run on every Meson (re)configure and a cached
-``detect`` is scripted, so a well-formed command line of theirs is read by
-``_quick_parse`` from the same option definitions, without importing argparse
-(about a Python start-up); anything else (``--help``, a mistake, an abbreviated
-option) goes to argparse, which then answers as it always has.
 """
 
 from __future__ import annotations
 
-import _signal  # type: ignore[import-not-found]  # see _TERMINATING
 import io
 import os
+import signal
 import sys
+from typing import TYPE_CHECKING
 
-from . import cache, fsio, pipeline, replay
+from . import cache, fsio, pipeline
 from .errors import CcoptError, InputError, did_you_mean
 from .records import DEFAULT_BASELINE, DEFAULT_DISPATCH, Detection, Request
 from .version import __version__
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     import argparse
-    from argparse import Namespace as _Options  # what the quick reader makes, as far as the commands can tell
+    from argparse import ArgumentParser as _Adder
     from pathlib import Path
-    from typing import Any, Callable, Protocol, Sequence
-
-    class _Adder(Protocol):
-        """An ``argparse.ArgumentParser`` or the quick reader's ``_Spec``: what declares options."""
-
-        def add_argument(self, *args: Any, **kwargs: Any) -> Any: ...
-else:
-    class _Options:
-        """argparse's ``Namespace`` without argparse: the attributes of the parsed options."""
-
-        def __init__(self, **kwargs: Any) -> None:
-            self.__dict__.update(kwargs)
+    from typing import Any, Callable, Sequence
 
 __all__ = ["main", "run", "COMMANDS"]
 
@@ -76,8 +59,6 @@ def _features_file_option(p: _Adder) -> None:
 
 def _split(text: str, what: str) -> list[str]:
     """Shell-style words of ``text`` (flags given as one string); a bad quote is an InputError naming ``what``."""
-    if not any(c in text for c in "'\"\\"):  # no quoting: shlex.split's words, without importing shlex and re
-        return [w for w in text.replace("\t", " ").replace("\r", " ").replace("\n", " ").split(" ") if w]
     import shlex
 
     try:
@@ -162,11 +143,6 @@ def cmd_detect(ns: argparse.Namespace) -> int:
     else:
         path = cache.cache_file(ns.build_dir, ns.lang) if ns.build_dir else None
         sys.stdout.write(format_report(det, path))
-        if path is not None and not pipeline.wants_native(req):
-            from .tables import project_files
-
-            as_hit = format_report(det._replace(cache_hit=True, probes=0), path)
-            replay.save(ns.build_dir, det.family, as_hit, project_files(), req.command, written=[path])
     return 0
 
 
@@ -277,7 +253,7 @@ def cmd_flush(ns: argparse.Namespace) -> int:
         mark_for_reconfigure(build)
     else:  # a --build-dir of 'detect': only its own files, no walk
         removed = [p for lang in ("c", "cpp") if cache.discard(p := cache.cache_path(build, lang))]
-        replay.discard_all(build)
+        cache.remove_legacy(build)
     print(f"flushed {len(removed)} cache file(s) in {build}")
     return 0
 
@@ -407,85 +383,6 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
-class _Spec:
-    """The options of one command, recorded from the same ``add_argument`` calls argparse gets."""
-
-    def __init__(self) -> None:
-        self.options: dict[str, tuple[str, str, tuple[str, ...] | None]] = {}  # --name: dest, action, choices
-        self.defaults: dict[str, Any] = {}
-        self.required: list[str] = []
-        self.positional: tuple[str, str | None] | None = None  # dest, nargs
-        self.simple = True  # False: something the quick reader leaves to argparse
-
-    def add_argument(self, *names: str, **kw: Any) -> None:
-        action = kw.get("action", "store")
-        known = {"action", "dest", "default", "choices", "required", "help", "metavar", "nargs"}
-        if set(kw) - known or action not in ("store", "store_true", "append") or len(names) != 1:
-            self.simple = False
-            return
-        name = names[0]
-        if not name.startswith("--"):
-            self.simple = self.simple and self.positional is None and kw.get("nargs") in (None, "+")
-            self.positional = (name, kw.get("nargs"))
-            return
-        dest = kw.get("dest") or name[2:].replace("-", "_")
-        self.simple = self.simple and "nargs" not in kw
-        self.options[name] = (dest, action, tuple(kw["choices"]) if "choices" in kw else None)
-        self.defaults[dest] = kw.get("default", False if action == "store_true" else None)
-        if kw.get("required"):
-            self.required.append(dest)
-
-
-def _quick_parse(args: Sequence[str]) -> _Options | None:
-    """The options of a well-formed ``detect``/``explain``/``configure``/``targets``/``report``/``flush``/``features``
-    command line, as argparse would give them; None for anything argparse must look at (help, errors, ``--``,
-    abbreviations, option-like values)."""
-    if not args or args[0] not in COMMANDS or args[0] == "setup":
-        return None
-    spec = _Spec()
-    COMMANDS[args[0]][1](spec)
-    values: dict[str, Any] = dict(spec.defaults)
-    positionals: list[str] = []
-    seen: set[str] = set()
-    words = iter(_attach_values(args[1:]))
-    after_option = False
-    for word in words:
-        if not word.startswith("-"):
-            if positionals and after_option:  # argparse takes positionals in one run
-                return None
-            positionals.append(word)
-            continue
-        after_option = bool(positionals)
-        name, eq, value = word.partition("=")
-        if name not in spec.options:
-            return None
-        dest, action, choices = spec.options[name]
-        if action == "store_true":
-            if eq:
-                return None
-            values[dest] = True
-        else:
-            if not eq:
-                value = next(words, "-")
-                if value.startswith("-"):  # missing, or a word argparse would take for an option
-                    return None
-            if (choices is not None and value not in choices) or value == "--":  # argparse drops a '--' value
-                return None
-            values[dest] = [*(values[dest] or []), value] if action == "append" else value
-        seen.add(dest)
-    if not spec.simple or any(dest not in seen for dest in spec.required):
-        return None
-    if spec.positional is None:
-        if positionals:
-            return None
-    else:
-        dest, nargs = spec.positional
-        if not positionals or (nargs is None and len(positionals) != 1):
-            return None
-        values[dest] = positionals if nargs == "+" else positionals[0]
-    return _Options(command=args[0], **values)
-
-
 # Options whose next word is always their value, even when it starts with '-' (``--baseline -avx2``,
 # ``--arg -O2``): argparse would take such a word for an option and fail with a usage error.
 _VALUE_OPTIONS = ("--baseline", "--dispatch", "--cc", "--cc-arg", "--args", "--arg")
@@ -521,7 +418,6 @@ def _raise_terminated(signum: int, frame: object) -> None:
     raise Terminated(signum)
 
 
-# The C module, not ``signal``: building that module's enums costs ~9 ms, which a cached run (~50 ms) notices.
 _TERMINATING = ("SIGTERM", "SIGHUP")
 
 
@@ -532,11 +428,11 @@ def _termination_raises() -> dict[int, Any]:
     thread (an API user calling ``main`` from a thread)."""
     saved: dict[int, Any] = {}
     for name in _TERMINATING:
-        sig = getattr(_signal, name, None)
-        if sig is None or _signal.getsignal(sig) != _signal.SIG_DFL:
+        sig = getattr(signal, name, None)
+        if sig is None or signal.getsignal(sig) != signal.SIG_DFL:
             continue
         try:
-            saved[sig] = _signal.signal(sig, _raise_terminated)
+            saved[sig] = signal.signal(sig, _raise_terminated)
         except ValueError:  # not the main thread
             break
     return saved
@@ -544,7 +440,7 @@ def _termination_raises() -> dict[int, Any]:
 
 def _restore(saved: dict[int, Any]) -> None:
     for sig, old in saved.items():
-        _signal.signal(sig, old)
+        signal.signal(sig, old)
 
 
 def _escape_unencodable() -> None:
@@ -570,10 +466,8 @@ def _main(args: list[str]) -> int:
             from .meson_glue import run_setup
 
             return run_setup(args[1:])
-        ns = _quick_parse(args)
-        if ns is None:
-            only = args[0] if args and args[0] in COMMANDS else None
-            ns = build_parser(only).parse_args(_attach_values(args))
+        only = args[0] if args and args[0] in COMMANDS else None
+        ns = build_parser(only).parse_args(_attach_values(args))
         if getattr(ns, "features_file", None):
             from .tables import use_project_file
 
@@ -586,7 +480,7 @@ def _main(args: list[str]) -> int:
         print("ccopt-meson: error: interrupted", file=sys.stderr)
         return 1
     except Terminated as exc:
-        name = next((n for n in _TERMINATING if getattr(_signal, n, None) == exc.signum), str(exc.signum))
+        name = next((n for n in _TERMINATING if getattr(signal, n, None) == exc.signum), str(exc.signum))
         print(f"ccopt-meson: error: terminated by {name}", file=sys.stderr)
         return 128 + exc.signum
     except BrokenPipeError:

@@ -9,15 +9,12 @@ macros, never from the Python running this helper, so cross compilers work.
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING, NamedTuple
 
-from .stamps import resolved_programs
 from .tables import Machine, compiler_spec, compilers_data, machines
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Mapping, NamedTuple, Sequence
-else:
-    from ._tuple import NamedTuple
+    from typing import Mapping, Sequence
 
 __all__ = [
     "Compiler",
@@ -27,6 +24,8 @@ __all__ = [
     "machine_from_macros",
     "macro_satisfied",
     "binary_identity",
+    "program_prefix",
+    "resolved_programs",
     "describe_unknown_target",
 ]
 
@@ -93,6 +92,31 @@ def macro_satisfied(spec: str, macros: Mapping[str, str]) -> bool:
         return int(macros[name].rstrip("uUlL"), 0) >= int(bound)
     except ValueError:
         return False
+
+
+def program_prefix(command: Sequence[str]) -> list[str]:
+    """The leading elements that are programs (a launcher such as ccache, then the compiler)."""
+    progs = []
+    for arg in command:
+        if arg.startswith("-") or (os.path.isabs(arg) and not os.path.exists(arg)):
+            break
+        progs.append(arg)
+    return progs or list(command[:1])
+
+
+def resolved_programs(command: Sequence[str]) -> list[str]:
+    """The real path of each program of ``command`` as ``PATH`` finds it now (symlinks followed,
+    so an upgraded ``cc -> gcc-12 -> gcc-13`` resolves elsewhere); the name's own real path when not found."""
+    import shutil
+
+    out = []
+    for prog in program_prefix(command):
+        try:
+            found = shutil.which(prog)
+        except ValueError:  # a NUL in the name
+            found = None
+        out.append(os.path.realpath(found or prog))
+    return out
 
 
 def binary_identity(command: Sequence[str]) -> list[list[object]]:

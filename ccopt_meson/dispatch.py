@@ -14,18 +14,16 @@ from __future__ import annotations
 
 import os
 import re
+from typing import TYPE_CHECKING, NamedTuple
 
 from . import fsio
 from .errors import DispatchSourceError, InputError, did_you_mean, unknown_names
 from .records import Detection
 from .tables import Table, all_feature_names, families_of, table_for, target_groups
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     import os
-    from typing import NamedTuple, Sequence
-else:
-    from ._tuple import NamedTuple
+    from typing import Sequence
 
 __all__ = ["POLICIES", "Statement", "parse_text", "parse_targets", "parse_file", "render_statement", "Target", "select",
            "target_name"]

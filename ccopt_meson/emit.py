@@ -8,13 +8,13 @@ changes, so a no-change reconfigure recompiles nothing.
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from . import fsio
 from .dispatch import Target
 from .records import Detection
 from .version import __version__
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     import os
     from typing import Sequence

@@ -264,7 +264,7 @@ def _emit_array(out: _Lines, ctype: str, name: str, count: str, rows: Sequence[s
 def runtime_table_header(digest: str | None = None) -> str:
     """The text of ``ccopt_cpu_table.h``: deterministic, no paths, no timestamps.
 
-    ``digest``: the tables' ``data_digest`` when the caller has it already (a build dir memoises it).
+    ``digest``: the tables' ``data_digest`` when the caller has it already.
     """
     ids = feature_ids()
     out = _Lines()

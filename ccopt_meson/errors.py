@@ -6,7 +6,8 @@ as a single line, which Meson shows verbatim as the configure error.
 
 from __future__ import annotations
 
-TYPE_CHECKING = False
+from typing import TYPE_CHECKING
+
 if TYPE_CHECKING:
     from typing import Iterable
 

@@ -13,11 +13,11 @@ import errno
 import itertools
 import os
 import stat
+from typing import TYPE_CHECKING
 
 from .errors import CacheError, InputError
 from .version import MARK
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Union
 

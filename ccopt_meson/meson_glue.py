@@ -25,19 +25,16 @@ from __future__ import annotations
 import os
 import re
 import sys
+from typing import TYPE_CHECKING, NamedTuple
 
-from . import cache, dispatch, emit, fsio, pipeline, replay, tables
+from . import cache, dispatch, emit, fsio, pipeline, tables
 from .errors import InputError
 from .records import Detection, Request
-from .stamps import explicit_reconfigure, parent_argv
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import NamedTuple, Sequence, Union
+    from typing import Sequence, Union
 
     StrPath = Union[str, "os.PathLike[str]"]
-else:
-    from ._tuple import NamedTuple
 
 __all__ = ["ConfigureOptions", "TargetsOptions", "Kernel", "kernel", "configure", "targets", "run_setup",
            "explicit_reconfigure", "parent_argv", "is_build_dir", "mark_for_reconfigure", "check_field",
@@ -46,7 +43,9 @@ __all__ = ["ConfigureOptions", "TargetsOptions", "Kernel", "kernel", "configure"
 FLUSH_FLAGS = ("--reconfigure", "--wipe", "--clearcache")
 # Headers the subproject itself provides: a generated <source>.h must never shadow them.
 RUNTIME_TABLE = "ccopt_cpu_table.h"  # emit_runtime.HEADER_NAME, named here so a hit need not load the generator
-RESERVED_HEADERS = frozenset({*replay.FORCE_INCLUDED, "ccopt_cpu.h", RUNTIME_TABLE})
+# Included ahead of every dispatched version (see _force_include).
+FORCE_INCLUDED = ("ccopt_config.h", "ccopt_dispatch.h")
+RESERVED_HEADERS = frozenset({*FORCE_INCLUDED, "ccopt_cpu.h", RUNTIME_TABLE})
 _UNSAFE = re.compile(r"[\x00-\x1f\x7f]")
 
 
@@ -63,6 +62,25 @@ class TargetsOptions(NamedTuple):
     output_dir: StrPath | None = None  # default: the calling meson.build's build dir
     optimization: str | None = None  # Meson's optimization option: at 3, $maxopt adds nothing
     prefix: str = "ccopt"  # library names: <prefix>_<TARGET>[_maxopt][_werror]
+
+
+def parent_argv() -> list[str] | None:
+    """The parent process's command line, where the OS tells it (Linux)."""
+    try:
+        with open(f"/proc/{os.getppid()}/cmdline", "rb") as fh:
+            raw = fh.read(1 << 20)  # bounded: a command line of a megabyte is not Meson's
+    except OSError:
+        return None
+    return [a.decode("utf-8", "replace") for a in raw.split(b"\0") if a]
+
+
+def explicit_reconfigure(argv: Sequence[str] | None) -> bool:
+    """Is this run part of ``meson setup --reconfigure`` (or ``CCOPT_FLUSH`` set), not ninja's regeneration?"""
+    if os.environ.get("CCOPT_FLUSH", "") not in ("", "0"):
+        return True
+    if not argv or "--internal" in argv:
+        return False
+    return any(a in ("--reconfigure", "--clearcache") for a in argv)
 
 
 def is_build_dir(path: StrPath) -> bool:
@@ -131,17 +149,12 @@ def configure(req: Request, opts: ConfigureOptions) -> int:
     det = pipeline.detect(req, build_dir=cache_dir, flush_first=flush)
     if opts.write_config:
         emit.write_if_changed(os.path.join(opts.output_dir, "ccopt_config.h"), emit.config_header(det))
-        _write_runtime_table(opts.output_dir, cache.data_digest(cache_dir))
+        _write_runtime_table(opts.output_dir, tables.data_digest())
     notes = "".join(f"ccopt-meson: note: {note}\n" for note in det.notes)
     sys.stderr.write(notes)  # stdout is for meson.build; notes land in meson-log.txt
     path = cache.cache_file(cache_dir, req.lang)
     lines = _configure_lines(det, path)
     sys.stdout.write("\n".join(lines) + "\n")
-    if not pipeline.wants_native(req):  # 'native' answers for this CPU: never replayed
-        written = [os.path.join(opts.output_dir, n) for n in ("ccopt_config.h", RUNTIME_TABLE) if opts.write_config]
-        as_hit = {"cache_hit": "cache_hit\ttrue", "probes": "probes\t0"}  # what the next run, a hit, prints
-        text = "".join(as_hit.get(line.partition("\t")[0], line) + "\n" for line in lines)
-        replay.save(cache_dir, det.family, text, tables.project_files(), req.command, notes, [path, *written])
     return 0
 
 
@@ -223,7 +236,7 @@ def _force_include(det: Detection) -> list[str]:
     """Every version is compiled with ccopt's two headers included first: a kernel that forgets
     them still builds, instead of failing on CCOPT_FN or an intrinsic type in the compiler's words."""
     spelling = det.table.spec.driver.get("force_include") if det.table else None
-    return [w.format(h) for h in replay.FORCE_INCLUDED for w in spelling or ()]
+    return [w.format(h) for h in FORCE_INCLUDED for w in spelling or ()]
 
 
 def targets(opts: TargetsOptions) -> int:
@@ -254,9 +267,6 @@ def targets(opts: TargetsOptions) -> int:
     text = "".join(f"{lib}\t{_args_field(args, 'target argument')}\t{' '.join(srcs)}\n"
                    for lib, (args, srcs) in groups.items())
     sys.stdout.write(text)
-    parsed = [a for a in opts.sources if os.path.isfile(a)]  # sources whose own @targets statement was read
-    replay.save(os.path.dirname(os.fspath(opts.feature_file)) or ".", det.family, text,
-                [opts.feature_file, *parsed, *tables.project_files()], written=[h for _, h, _ in plan])
     return 0
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import re
+from typing import TYPE_CHECKING
 
 from . import cache, fsio
 from .errors import CcoptError, CompilerError, InputError
@@ -18,7 +19,6 @@ from .records import DEFAULT_BASELINE, DEFAULT_DISPATCH, CompilerInfo, Detection
 from .resolve import SPECIAL, Token, evaluate, render_tokens, resolve, tokenize, uses
 from .tables import Table, compiler_spec, families_of, machines, native_flags_anywhere, picks_cpu
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (as much as a Python start-up)
 if TYPE_CHECKING:  # the probe stage (subprocess, threads, tempfiles) is imported on a cache miss only
     from pathlib import Path
     from typing import Sequence
@@ -304,8 +304,10 @@ def detect(req: Request, build_dir: str | os.PathLike[str] | None = None, flush_
     _check(req)
     base_tokens, disp_tokens = _tokens(req)
     key, probe_key = cache.keys(req, render_tokens(base_tokens), render_tokens(disp_tokens),
-                                _wants_native(req, base_tokens + disp_tokens), build_dir, flush_first)
+                                _wants_native(req, base_tokens + disp_tokens))
     path = cache.cache_file(build_dir, req.lang) if build_dir is not None else None
+    if build_dir is not None:
+        cache.remove_legacy(build_dir)
     stored = None
     if path is not None and not flush_first:  # a flush probes everything again (this language's file only)
         stored = cache.lookup(path)

@@ -42,18 +42,16 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING, NamedTuple
 
 from .compiler import macro_satisfied, parse_macro_dump
 from .errors import CompilerError, InputError
 from .records import Outcome
 from .tables import DATA_DIR, PROBES_DIR, Table
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing, dataclasses and concurrent.futures (logging) cost a cold configure ~10 ms
     from concurrent.futures import Future, ThreadPoolExecutor
-    from typing import IO, Any, Callable, Iterable, Iterator, Mapping, NamedTuple, Sequence
-else:
-    from ._tuple import NamedTuple
+    from typing import IO, Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 __all__ = ["ProcResult", "Runner", "run_process", "Scratch", "Session", "Outcome", "probe_features", "diagnose",
            "timeout_from_env", "describe_status"]

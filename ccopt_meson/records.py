@@ -10,13 +10,12 @@ the build directory.  It becomes JSON only in ``to_json`` (``--json`` output).
 
 from __future__ import annotations
 
-TYPE_CHECKING = False
+from typing import TYPE_CHECKING, NamedTuple
+
 if TYPE_CHECKING:
-    from typing import Any, Iterable, Mapping, NamedTuple
+    from typing import Any, Iterable, Mapping
 
     from .tables import Table
-else:
-    from ._tuple import NamedTuple
 
 
 __all__ = ["DEFAULT_BASELINE", "DEFAULT_DISPATCH", "JSON_SCHEMA_VERSION", "Request", "Outcome", "Probed",

@@ -13,15 +13,13 @@ Pure: it works on token lists and on probe outcomes handed in by the caller.
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING, NamedTuple
 
 from .errors import InputError, unknown_names
 from .tables import Table, all_feature_names, families_of
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Iterable, Mapping, NamedTuple, Sequence
-else:
-    from ._tuple import NamedTuple
+    from typing import Iterable, Mapping, Sequence
 
 __all__ = ["SPECIAL", "Token", "tokenize", "render_tokens", "uses", "evaluate", "Resolution", "resolve"]
 

@@ -19,17 +19,15 @@ import functools
 import json
 import os
 import re
+from typing import TYPE_CHECKING, NamedTuple
 
 from .errors import InputError, TableError, did_you_mean
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from pathlib import Path
-    from typing import Any, Callable, Iterable, Mapping, NamedTuple, Sequence, TypeVar
+    from typing import Any, Callable, Iterable, Mapping, Sequence, TypeVar
 
     F = TypeVar("F", bound=Callable[..., Any])
-else:
-    from ._tuple import NamedTuple
 
 
 __all__ = [
@@ -52,7 +50,6 @@ __all__ = [
     "package_digest",
     "provenance",
     "project_digest",
-    "data_stamp",
     "data_files",
     "validate_schema",
     "read_json",
@@ -562,7 +559,7 @@ def data_files() -> list[tuple[str, str]]:
     """(name under ``data/``, full path) of every table, schema and probe source, sorted by name."""
     out: list[tuple[str, str]] = []
     todo = [""]
-    while todo:  # os.scandir, not os.walk and os.path.relpath: this runs on every cache hit
+    while todo:
         sub = todo.pop()
         try:
             entries = list(os.scandir(os.path.join(_DATA, sub) if sub else _DATA))
@@ -578,30 +575,12 @@ def data_files() -> list[tuple[str, str]]:
     return sorted(out)
 
 
-def data_stamp() -> tuple[str, int]:
-    """What the file system says about the data files, and the newest change time among them (ns).
-
-    Any edit, replacement, addition or removal of a file changes the stamp: size,
-    modification and change times, inode.  It costs a few dozen ``stat`` calls,
-    where ``data_digest`` reads and hashes every file.
-    """
-    from ._sha import sha256  # the cache key only
-
-    facts: list[tuple[object, ...]] = [(_DATA,)]
-    newest = 0
-    for rel, full in data_files():
-        st = os.stat(full)
-        facts.append((rel, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev))
-        newest = max(newest, st.st_mtime_ns, st.st_ctime_ns)
-    return sha256(repr(facts).encode("utf-8", "surrogateescape")).hexdigest(), newest
-
-
 @functools.cache
 def package_digest() -> str:
-    """sha256 over every table, schema and probe source of the package (what a build dir may memoise)."""
-    from ._sha import sha256
+    """sha256 over every table, schema and probe source of the package."""
+    import hashlib
 
-    h = sha256()
+    h = hashlib.sha256()
     for rel, full in data_files():
         with open(full, "rb") as fh:
             h.update(rel.encode() + b"\0" + fh.read() + b"\0")
@@ -609,7 +588,7 @@ def package_digest() -> str:
 
 
 def project_digest() -> str:
-    """The digest of the project features file and its probes in use ('' without one): never memoised."""
+    """The digest of the project features file and its probes in use ('' without one)."""
     return str(_PROJECT.get("digest", ""))
 
 
@@ -677,10 +656,10 @@ def _load_project(path: Path) -> dict[str, Any]:
         raise _project_error(path, "expected an object with 'features' and/or 'groups'"
                              + (f"; unknown key '{extra[0]}'{did_you_mean(extra[0], ('FEATURES', 'GROUPS')).lower()}"
                                 if extra else ""))
-    from ._sha import sha256
+    import hashlib
 
     schema = read_json(data_file("schema.json"))
-    h = sha256(text)
+    h = hashlib.sha256(text)
     features: dict[str, list[Mapping[str, Any]]] = {}
     for fam, records in (doc.get("features") or {}).items():
         if fam not in families():

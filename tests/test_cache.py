@@ -149,7 +149,7 @@ def test_native_answers_are_keyed_by_the_host_cpu(fake: Callable[..., Any], tmp_
     assert detect_doc(req, build_dir=tmp_path, runner=fake())["cache"]["hit"] is False
 
 
-# --------------------------------------------------------------------------- the data digest memo
+# --------------------------------------------------------------------------- the data in the key
 
 
 @pytest.fixture
@@ -187,78 +187,57 @@ def _edit(path: Path, same_size: bool) -> None:
 EDITS = ["features/x86.json", "probes/x86/avx2.c", "compilers.json"]
 
 
+@pytest.mark.parametrize("same_size", [False, True])
 @pytest.mark.parametrize("name", EDITS)
-def test_editing_the_data_misses_with_the_memo(fake: Callable[..., Any], tmp_path: Path, own_data: Path,
-                                               monkeypatch: pytest.MonkeyPatch, name: str) -> None:
-    from ccopt_meson import cache, tables
+def test_editing_the_data_misses(fake: Callable[..., Any], tmp_path: Path, own_data: Path, name: str,
+                                 same_size: bool) -> None:
+    """The key hashes the data's content: an edit that keeps size and mtime is still a miss."""
+    from ccopt_meson import tables
 
-    monkeypatch.setattr(cache, "_SETTLED_NS", -(10**12))  # take the fresh copy as settled: the memo is written
     build = tmp_path / "build"
     detect_doc(REQ, build_dir=build, runner=fake())
     assert detect_doc(REQ, build_dir=build, runner=fake())["cache"]["hit"] is True
-    assert (build / "ccopt-data-digest.json").is_file()
-    _edit(own_data / name, same_size=False)
+    before = (own_data / name).stat()
+    _edit(own_data / name, same_size=same_size)
+    if same_size:
+        os.utime(own_data / name, ns=(before.st_atime_ns, before.st_mtime_ns))
+        assert (own_data / name).stat().st_size == before.st_size
     tables.package_digest.cache_clear()  # a new helper process
     cc = fake()
-    doc = detect_doc(REQ, build_dir=build, runner=cc)
-    assert doc["cache"]["hit"] is False and cc.calls
+    assert detect_doc(REQ, build_dir=build, runner=cc)["cache"]["hit"] is False and cc.calls
     assert detect_doc(REQ, build_dir=build, runner=fake())["cache"]["hit"] is True
 
 
-@pytest.mark.parametrize("name", EDITS)
-def test_a_same_size_edit_of_fresh_data_misses(fake: Callable[..., Any], tmp_path: Path, own_data: Path,
-                                               monkeypatch: pytest.MonkeyPatch, name: str) -> None:
-    from ccopt_meson import cache, tables
+# --------------------------------------------------------------------------- files of earlier releases
 
-    monkeypatch.setattr(cache, "_SETTLED_NS", 3600 * 10**9)  # the copy stays "fresh" however slow this machine is
-    build = tmp_path / "build"
-    detect_doc(REQ, build_dir=build, runner=fake())
-    assert not (build / "ccopt-data-digest.json").exists()  # files changed just now: their stat is not trusted yet
-    before = (own_data / name).stat()
-    _edit(own_data / name, same_size=True)
-    os.utime(own_data / name, ns=(before.st_atime_ns, before.st_mtime_ns))
-    assert (own_data / name).stat().st_size == before.st_size
-    tables.package_digest.cache_clear()
-    cc = fake()
-    assert detect_doc(REQ, build_dir=build, runner=cc)["cache"]["hit"] is False and cc.calls
+LEGACY = ["ccopt-replay-configure-00000000deadbeef.txt", "ccopt-replay-targets-0123456789abcdef.txt",
+          "ccopt-data-digest.json"]
 
 
-def test_a_hit_with_the_memo_does_not_hash_the_data(fake: Callable[..., Any], tmp_path: Path, own_data: Path,
-                                                    monkeypatch: pytest.MonkeyPatch) -> None:
-    from ccopt_meson import cache, tables
-
-    monkeypatch.setattr(cache, "_SETTLED_NS", -(10**12))
+def test_files_of_earlier_releases_are_removed_by_the_next_run(fake: Callable[..., Any], tmp_path: Path) -> None:
+    for name in LEGACY:
+        (tmp_path / name).write_text(f"# {fsio.MARK}: a record\n")
+    foreign = tmp_path / "ccopt-replay-mine.txt"
+    foreign.write_text("not ours\n")
+    target = tmp_path / "elsewhere.txt"
+    target.write_text(f"# {fsio.MARK}\n")
+    link = tmp_path / "ccopt-replay-link.txt"
+    link.symlink_to(target)
     detect_doc(REQ, build_dir=tmp_path, runner=fake())
-
-    def rehash() -> str:
-        raise AssertionError("the data were hashed again")
-
-    monkeypatch.setattr(tables, "package_digest", rehash)
-    assert detect_doc(REQ, build_dir=tmp_path, runner=fake())["cache"]["hit"] is True
+    assert not any((tmp_path / n).exists() for n in LEGACY)
+    assert foreign.read_text() == "not ours\n" and link.is_symlink() and target.is_file()
 
 
-@pytest.mark.parametrize("memo", [b"", b"{", b'{"stamp": 5, "digest": []}', b"\xff" * 10, b"[]"])
-def test_an_unusable_memo_is_only_a_rehash(fake: Callable[..., Any], tmp_path: Path, memo: bytes) -> None:
-    first = detect_doc(REQ, build_dir=tmp_path, runner=fake())
-    (tmp_path / "ccopt-data-digest.json").write_bytes(memo)
-    doc = detect_doc(REQ, build_dir=tmp_path, runner=fake())
-    assert doc["cache"]["hit"] is True and doc["cache"]["key"] == first["cache"]["key"]
-
-
-def test_a_flush_hashes_the_data_again_and_removes_the_memo(fake: Callable[..., Any], tmp_path: Path,
-                                                             monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(cache, "_SETTLED_NS", -(10**12))
+def test_a_flush_removes_files_of_earlier_releases(fake: Callable[..., Any], tmp_path: Path) -> None:
     detect_doc(REQ, build_dir=tmp_path, runner=fake())
-    memo = tmp_path / "ccopt-data-digest.json"
-    good = json.loads(memo.read_text())
-    memo.write_text(json.dumps({**good, "digest": "0" * 64}))  # a memo gone wrong
-    assert detect(REQ, build_dir=tmp_path, flush_first=True, runner=fake()).cache_hit is False
-    assert json.loads(memo.read_text())["digest"] == good["digest"]
-    assert flush(tmp_path) == [cache_path(tmp_path)] and not memo.exists()
+    for name in LEGACY:
+        (tmp_path / name).write_text(f"# {fsio.MARK}: a record\n")
+    assert flush(tmp_path) == [cache_path(tmp_path)]
+    assert not any((tmp_path / n).exists() for n in LEGACY)
 
 
 def test_a_flush_with_the_same_verdicts_leaves_the_file_as_it_was(fake: Callable[..., Any], tmp_path: Path) -> None:
-    """What was made from the cache ('targets', its replay record) stays valid after a reconfigure
+    """What was made from the cache ('targets') stays valid after a reconfigure
     that probes again and finds what it found before."""
     detect(REQ, build_dir=tmp_path, runner=fake())
     before = os.stat(cache_path(tmp_path))

@@ -36,16 +36,6 @@ def test_readme_test_command_is_what_ci_runs() -> None:
     assert command in readme and command in ci
 
 
-def test_builtin_sha256_matches_hashlib() -> None:
-    import hashlib
-
-    from ccopt_meson._sha import sha256
-
-    h = sha256()
-    h.update(b"ccopt")
-    assert h.hexdigest() == sha256(b"ccopt").hexdigest() == hashlib.sha256(b"ccopt").hexdigest()
-
-
 def _package_imports() -> dict[str, list[tuple[str, str | None, ast.AST]]]:
     """Per module of the package: (imported module, imported name or None, node), lazy imports included."""
     out: dict[str, list[tuple[str, str | None, ast.AST]]] = {}
@@ -85,7 +75,7 @@ def test_import_graph_has_no_cycle() -> None:
     for mod in sorted(graph):
         if mod not in state:
             visit(mod, [mod])
-    assert graph["tables"] <= {"errors", "_sha", "_tuple"}, "the tables are the bottom stage"
+    assert graph["tables"] <= {"errors"}, "the tables are the bottom stage"
 
 
 def test_no_module_reaches_into_another_modules_private_names() -> None:

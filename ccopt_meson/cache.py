@@ -32,7 +32,9 @@ from .records import Outcome, Probed, Request
 
 if TYPE_CHECKING:
     from pathlib import Path
-    from typing import Any, Iterator
+    from typing import Any
+
+    from .tables import Project
 
 
 __all__ = ["SCHEMA_VERSION", "MAX_BYTES", "Stored", "cache_path", "lang_of", "is_cache_name", "find", "keys",
@@ -111,10 +113,10 @@ def _cpu_identity() -> str:
 def keys(req: Request, baseline: str, dispatch: str, native: bool) -> tuple[str, str]:
     """(key, probe key) of a request whose expressions normalise to ``baseline``/``dispatch``."""
     from .compiler import binary_identity
-    from .tables import data_digest
+    from .digest import data_digest
     from .version import __version__
 
-    compiler = ("v2", __version__, data_digest(), req.command, binary_identity(req.command), req.args,
+    compiler = ("v2", __version__, data_digest(req.project), req.command, binary_identity(req.command), req.args,
                 req.lang, req.compiler_id, req.compiler_version, req.cpu_family)
     request = (compiler, req.cross, baseline, dispatch, req.disable_optimization, req.debug_build,
                tuple(sorted(n.upper() for n in req.explain)),
@@ -127,15 +129,18 @@ def keys(req: Request, baseline: str, dispatch: str, native: bool) -> tuple[str,
 
 
 def _schema() -> Any:
-    from .tables import data_file, read_json
+    from .schema import read_json
+    from .tables import data_file
 
     return read_json(data_file("cache.schema.json"))
 
 
-def _decode(doc: Any) -> Stored:
-    """A validated ``Stored``; CacheError naming the first problem."""
+def _decode(doc: Any, project: Project | None) -> Stored:
+    """A validated ``Stored`` (its request with ``project``, which the key covers); CacheError naming the first
+    problem."""
     from .errors import TableError
-    from .tables import all_names_of, machine_by_name, validate_schema
+    from .schema import validate_schema
+    from .tables import all_names_of, machine_by_name
 
     schema = _schema()
     try:
@@ -146,10 +151,10 @@ def _decode(doc: Any) -> Stored:
     req = Request(command=tuple(r["command"]), args=tuple(r["args"]), baseline=r["baseline"], dispatch=r["dispatch"],
                   lang=r["lang"], compiler_id=r["compiler_id"], compiler_version=r["compiler_version"],
                   cpu_family=r["cpu_family"], cross=r["cross"], disable_optimization=r["disable_optimization"],
-                  debug_build=r["debug_build"], explain=tuple(r["explain"]))
+                  debug_build=r["debug_build"], explain=tuple(r["explain"]), project=project)
     if p["arch"] is not None:
         try:
-            known = all_names_of(machine_by_name(p["arch"]).family)
+            known = all_names_of(machine_by_name(p["arch"]).family, project)
         except InputError as exc:
             raise CacheError(f"unknown architecture {p['arch']!r}") from exc
         for name in [*p["outcomes"], *p["detected"], *p["native"]]:
@@ -163,8 +168,9 @@ def _decode(doc: Any) -> Stored:
     return Stored(doc["key"], doc["probe_key"], req, probed)
 
 
-def load(path: str | os.PathLike[str]) -> Stored | None:
-    """The cache file's content, None when there is none; CacheError when it is unusable."""
+def load(path: str | os.PathLike[str], project: Project | None = None) -> Stored | None:
+    """The cache file's content, None when there is none; CacheError when it is unusable.  ``project``: the
+    features file the build uses, whose features the file may name."""
     try:
         raw = fsio.read_bounded(path, MAX_BYTES, "feature cache")
     except (FileNotFoundError, NotADirectoryError):
@@ -172,12 +178,12 @@ def load(path: str | os.PathLike[str]) -> Stored | None:
     except InputError as exc:
         raise CacheError(str(exc).replace(f"'{fsio.show_path(path)}'", fsio.base_name(path))) from exc
     try:
-        return parse(raw)
+        return parse(raw, project)
     except CacheError as exc:
         raise CacheError(f"{fsio.base_name(path)}: {exc}") from exc
 
 
-def parse(raw: bytes) -> Stored:
+def parse(raw: bytes, project: Project | None = None) -> Stored:
     """The content of a cache file; CacheError naming the first problem."""
     try:
         doc = json.loads(raw.decode("utf-8"))
@@ -187,13 +193,13 @@ def parse(raw: bytes) -> Stored:
         raise CacheError("not written by ccopt-meson")
     if doc.get("schema_version") != SCHEMA_VERSION:
         raise CacheError(f"schema version {str(doc.get('schema_version'))[:20]}, this helper reads {SCHEMA_VERSION}")
-    return _decode(doc)
+    return _decode(doc, project)
 
 
-def lookup(path: str | os.PathLike[str]) -> Stored | None:
+def lookup(path: str | os.PathLike[str], project: Project | None = None) -> Stored | None:
     """``load`` for detection: an unusable file is a miss with a one-line warning."""
     try:
-        return load(path)
+        return load(path, project)
     except CacheError as exc:
         warn(f"ignoring the feature cache: {exc}; detecting again")
         return None
@@ -275,11 +281,3 @@ def remove_legacy(folder: str | os.PathLike[str]) -> None:
                 os.unlink(path)
         except OSError:
             pass  # a file we could not remove stays harmless: nothing reads it any more
-
-
-def iter_stored(build_dir: Path) -> Iterator[tuple[Path, Stored]]:
-    """Each usable cache file under ``build_dir`` with its content; CacheError for an unusable one."""
-    for path in find(build_dir):
-        st = load(path)
-        if st is not None:
-            yield path, st

@@ -13,7 +13,7 @@ import signal
 import sys
 from typing import TYPE_CHECKING
 
-from . import cache, fsio, pipeline
+from . import cache, fsio, pipeline, project
 from .errors import CcoptError, InputError, did_you_mean
 from .records import DEFAULT_BASELINE, DEFAULT_DISPATCH, Detection, Request
 from .version import __version__
@@ -88,6 +88,7 @@ def request_from(ns: argparse.Namespace, explain: Sequence[str] = (), env_flags:
         compiler_id=ns.compiler_id, compiler_version=ns.compiler_version, cpu_family=ns.cpu_family,
         cross={"auto": None, "yes": True, "no": False}[ns.cross],
         disable_optimization=ns.disable_optimization, debug_build=ns.debug_build, explain=tuple(explain),
+        project=project.load(ns.features_file),
     )
 
 
@@ -152,7 +153,7 @@ def explain_feature(det: Detection, name: str) -> dict[str, Any]:
     name = name.strip().upper()
     feat = det.to_json()["features"].get(name)
     if feat is None:
-        fam = _article(" and ".join(families_of(name)) or "another architecture")
+        fam = _article(" and ".join(families_of(name, det.request.project)) or "another architecture")
         return {"name": name, "supported": False, "status": "foreign",
                 "reason": f"{name} is {fam} feature; this compiler targets {det.arch}"}
     status = ("baseline" if name in det.baseline else
@@ -208,21 +209,23 @@ def cmd_explain(ns: argparse.Namespace) -> int:
 
 def cmd_features(ns: argparse.Namespace) -> int:
     from .host import machine_name
-    from .tables import compilers_data, families_of, machine_by_name, table_for
+    from .tables import compilers_data, families_of, machine_by_name, reference_compiler, table_for
 
     machine = machine_by_name(ns.arch or machine_name()).name
-    table = table_for(machine, ns.compiler_id)
-    others = {cid: table_for(machine, cid) for cid in compilers_data()["compilers"]}
+    proj = project.load(ns.features_file)
+    cid = ns.compiler_id or reference_compiler()
+    table = table_for(machine, cid, proj)
+    others = {c: table_for(machine, c, proj) for c in compilers_data()["compilers"]}
     rows: dict[str, dict[str, Any]] = {
         n: {"interest": f.interest, "implies": list(f.implies), "flags": list(f.flags),
             "closure_flags": table.flags_for([n]), "group": list(f.group), "disabled": f.disabled,
-            "runtime": dict(f.runtime), "families": list(families_of(n)),
+            "runtime": dict(f.runtime), "families": list(families_of(n, proj)),
             "flags_by_compiler": {c: None if t.get(n).disabled else list(t.get(n).flags) for c, t in others.items()}}
         for n, f in table.features.items()}
     if ns.json:
-        _print_json({"arch": machine, "compiler_id": ns.compiler_id, "min": list(table.machine.min), "features": rows})
+        _print_json({"arch": machine, "compiler_id": cid, "min": list(table.machine.min), "features": rows})
         return 0
-    print(f"{machine} features for {ns.compiler_id} (min: {' '.join(table.machine.min) or 'none'})")
+    print(f"{machine} features for {cid} (min: {' '.join(table.machine.min) or 'none'})")
     for n, r in rows.items():
         state = f"disabled: {r['disabled']}" if r["disabled"] else " ".join(r["flags"]) or "(no own flags)"
         print(f"  {n:<16} {r['interest']:>4}  implies {' '.join(r['implies']) or '-':<24} {state}")
@@ -289,7 +292,7 @@ def cmd_targets(ns: argparse.Namespace) -> int:
     from .meson_glue import TargetsOptions, targets
 
     return targets(TargetsOptions(tuple(ns.sources), ns.feature_file, ns.output_dir or None, ns.optimization,
-                                  ns.prefix))
+                                  ns.prefix, project.load(ns.features_file)))
 
 
 def _detect_parser(p: _Adder) -> None:
@@ -303,7 +306,7 @@ def _explain_parser(p: _Adder) -> None:
 
 def _features_parser(p: _Adder) -> None:
     p.add_argument("--arch", help="x86_64, x86, aarch64, armhf, ppc64le, ppc64, s390x, riscv64, loongarch64")
-    p.add_argument("--compiler-id", default="gcc")
+    p.add_argument("--compiler-id", help="Meson's compiler id (default: the reference compiler, gcc)")
     p.add_argument("--json", action="store_true")
     _features_file_option(p)
 
@@ -468,10 +471,6 @@ def _main(args: list[str]) -> int:
             return run_setup(args[1:])
         only = args[0] if args and args[0] in COMMANDS else None
         ns = build_parser(only).parse_args(_attach_values(args))
-        if getattr(ns, "features_file", None):
-            from .tables import use_project_file
-
-            use_project_file(ns.features_file)
         return COMMANDS[ns.command][2](ns)
     except CcoptError as exc:
         print(f"ccopt-meson: error: {_one_line(str(exc))}", file=sys.stderr)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, NamedTuple
 
-from .tables import Machine, compiler_spec, compilers_data, machines
+from .tables import Machine, compiler_spec, compilers_data, machines, reference_compiler
 
 if TYPE_CHECKING:
     from typing import Mapping, Sequence
@@ -64,7 +64,7 @@ def identify_id(macros: Mapping[str, str]) -> str:
     for rule in compilers_data()["identify"]:
         if all(m in macros for m in rule["macros_all"]):
             return str(rule["id"])
-    return "gcc"
+    return reference_compiler()
 
 
 def version_from_macros(compiler_id: str, macros: Mapping[str, str]) -> str:

@@ -19,18 +19,19 @@ from typing import TYPE_CHECKING, NamedTuple
 from . import fsio
 from .errors import DispatchSourceError, InputError, did_you_mean, unknown_names
 from .records import Detection
-from .tables import Table, all_feature_names, families_of, table_for, target_groups
+from .tables import Table, all_feature_names
+from .tokens import TARGETS_SEPARATORS, lex, show
 
 if TYPE_CHECKING:
-    import os
     from typing import Sequence
+
+    from .tables import Project
 
 __all__ = ["POLICIES", "Statement", "parse_text", "parse_targets", "parse_file", "render_statement", "Target", "select",
            "target_name"]
 
 POLICIES = ("KEEP_BASELINE", "KEEP_SORT", "MAXOPT", "WERROR", "AUTOVEC")
 MAX_LINES = 1000
-_SPLIT = re.compile(r"[\s*,/]+|([()])")
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 
@@ -43,16 +44,9 @@ class Statement(NamedTuple):
     line: int
 
 
-def _show(text: str, limit: int = 40) -> str:
-    """A token or file name as a message quotes it: cut, and with NUL, ESC and every other
-    unprintable character escaped, so no byte of a source reaches the terminal raw."""
-    text = text if len(text) <= limit else text[:limit - 3] + "..."
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
-
-
 def _fail(where: str, line: int, message: str) -> DispatchSourceError:
     """``file:line: message``; line 0 is a target list given in meson.build, which has no line of its own."""
-    shown = _show(where, 200)
+    shown = show(where, 200)
     return DispatchSourceError(f"{shown}:{line}: {message}" if line else f"{shown}: {message}")
 
 
@@ -77,90 +71,111 @@ def _statement_text(text: str, where: str) -> tuple[str, int]:
     raise _fail(where, 1, "no '@targets' statement found in a comment of the first 1000 lines")
 
 
-def parse_text(text: str, where: str = "<source>") -> Statement:
+def parse_text(text: str, where: str = "<source>", project: Project | None = None) -> Statement:
+    """The ``@targets`` statement of a source's text; ``project``: the features file (its names and groups)."""
     body, line = _statement_text(text, where)
-    return _parse_body(body, where, line)
+    return _Parser(where, line, project).parse(body)
 
 
-def parse_targets(text: str, where: str) -> Statement:
+def parse_targets(text: str, where: str, project: Project | None = None) -> Statement:
     """A target list given outside the source (in ``meson.build``): the body of a ``@targets`` statement."""
     if _LINE_BREAK.search(text):
         raise DispatchSourceError(f"{where}: the target list holds a line break")
-    return _parse_body(text, where, 0)
+    return _Parser(where, 0, project).parse(text)
 
 
-def _parse_body(body: str, where: str, line: int) -> Statement:
-    tokens = [t for t in _SPLIT.split(body) if t]
-    if not tokens:
-        raise _fail(where, line, "the @targets statement is empty")
-    baseline = False
-    policies: set[str] = set()
-    targets: list[tuple[str, ...]] = []
-    group: list[str] | None = None
-    known = all_feature_names()
-    unknown: list[tuple[str, str]] = []
-    for tok in tokens:
-        up = tok.upper()
-        if tok == "(":
-            if group is not None:
-                raise _fail(where, line, "nested '(' in @targets")
-            group = []
-        elif tok == ")":
-            if group is None:
-                raise _fail(where, line, "')' without a matching '('")
-            if not group:
-                raise _fail(where, line, "empty group '()' in @targets")
-            targets.append(tuple(group))
-            group = None
-        elif up == "BASELINE":
-            if group is not None:
-                raise _fail(where, line, "'baseline' cannot be part of a group")
-            baseline = True
-        elif tok.startswith("$"):
-            name = up[1:]
-            if group is not None:
-                raise _fail(where, line, f"policy '{_show(tok)}' cannot be part of a group")
-            if name not in POLICIES:
-                valid = ", ".join("$" + p.lower() for p in POLICIES)
-                hint = did_you_mean(name, POLICIES).lower()
-                raise _fail(where, line, f"unknown policy '{_show(tok)}'{hint}; valid: {valid}")
-            policies.add(name)
-        elif tok.startswith("#"):
-            if group is not None:
-                raise _fail(where, line, f"target group '{_show(tok)}' cannot be part of a '(' group")
-            if up[1:] not in target_groups():
-                hint = did_you_mean(up, [f"#{g}" for g in target_groups()])
-                raise _fail(where, line, f"unknown target group '{_show(tok)}'{hint}; groups are defined in the "
-                                         "project's features file (the 'features-file' option)")
-            targets.extend(target_groups()[up[1:]])
-        elif tok[0] in "+-":
-            raise _fail(where, line, f"'{_show(tok)}': '+' and '-' are not allowed in @targets")
-        elif re.fullmatch(r"[A-Za-z0-9_]+", tok):
-            if up not in known:
-                unknown.append((_show(tok), up))
-            if group is not None:
-                group.append(up)
-            else:
-                targets.append((up,))
+class _Parser:
+    """One ``@targets`` body: names, ``( ... )`` groups, ``baseline``, ``$policies``, ``#groups``."""
+
+    def __init__(self, where: str, line: int, project: Project | None) -> None:
+        self.where, self.line = where, line
+        self.known = all_feature_names(project)
+        self.groups = project.groups if project else {}
+        self.baseline = False
+        self.policies: set[str] = set()
+        self.targets: list[tuple[str, ...]] = []
+        self.group: list[str] | None = None
+        self.unknown: list[tuple[str, str]] = []
+
+    def fail(self, message: str) -> DispatchSourceError:
+        return _fail(self.where, self.line, message)
+
+    def parse(self, body: str) -> Statement:
+        lexemes = lex(body, TARGETS_SEPARATORS)
+        if not lexemes:
+            raise self.fail("the @targets statement is empty")
+        for i, lx in enumerate(lexemes):
+            following = lexemes[i + 1].text if i + 1 < len(lexemes) and lx.kind == "sign" else ""
+            getattr(self, f"_{lx.kind}")(lx.text, following)
+        if self.group is not None:
+            raise self.fail("'(' is not closed in @targets")
+        if self.unknown:
+            raise self.fail(unknown_names(self.unknown, self.known, "target"))
+        return Statement(self.baseline, tuple(dict.fromkeys(self.targets)), frozenset(self.policies), self.line)
+
+    def _open(self, text: str, following: str) -> None:
+        if self.group is not None:
+            raise self.fail("nested '(' in @targets")
+        self.group = []
+
+    def _close(self, text: str, following: str) -> None:
+        if self.group is None:
+            raise self.fail("')' without a matching '('")
+        if not self.group:
+            raise self.fail("empty group '()' in @targets")
+        self.targets.append(tuple(self.group))
+        self.group = None
+
+    def _name(self, text: str, following: str) -> None:
+        up = text.upper()
+        if up == "BASELINE":
+            if self.group is not None:
+                raise self.fail("'baseline' cannot be part of a group")
+            self.baseline = True
+            return
+        if up not in self.known:
+            self.unknown.append((show(text), up))
+        if self.group is not None:
+            self.group.append(up)
         else:
-            raise _fail(where, line, f"invalid token '{_show(tok)}' in @targets")
-    if group is not None:
-        raise _fail(where, line, "'(' is not closed in @targets")
-    if unknown:
-        raise _fail(where, line, unknown_names(unknown, known, "target"))
-    return Statement(baseline, tuple(dict.fromkeys(targets)), frozenset(policies), line)
+            self.targets.append((up,))
+
+    def _policy(self, text: str, following: str) -> None:
+        name = text[1:].upper()
+        if self.group is not None:
+            raise self.fail(f"policy '{show(text)}' cannot be part of a group")
+        if name not in POLICIES:
+            valid = ", ".join("$" + p.lower() for p in POLICIES)
+            raise self.fail(f"unknown policy '{show(text)}'{did_you_mean(name, POLICIES).lower()}; valid: {valid}")
+        self.policies.add(name)
+
+    def _group(self, text: str, following: str) -> None:
+        name = text[1:].upper()
+        if self.group is not None:
+            raise self.fail(f"target group '{show(text)}' cannot be part of a '(' group")
+        if name not in self.groups:
+            hint = did_you_mean(f"#{name}", [f"#{g}" for g in self.groups])
+            raise self.fail(f"unknown target group '{show(text)}'{hint}; groups are defined in the "
+                            "project's features file (the 'features-file' option)")
+        self.targets.extend(self.groups[name])
+
+    def _sign(self, text: str, following: str) -> None:
+        raise self.fail(f"'{show(text + following)}': '+' and '-' are not allowed in @targets")
+
+    def _bad(self, text: str, following: str) -> None:
+        raise self.fail(f"invalid token '{show(text)}' in @targets")
 
 
 MAX_SOURCE_BYTES = 16 << 20  # numpy's largest dispatch source is ~0.2 MiB
 
 
-def parse_file(path: str | os.PathLike[str], where: str | None = None) -> Statement:
+def parse_file(path: str | os.PathLike[str], where: str | None = None, project: Project | None = None) -> Statement:
     """The statement of a source file; ``where`` names it in messages (default: the path as given)."""
     try:
         data = fsio.read_bounded(path, MAX_SOURCE_BYTES, "dispatch source")
     except (FileNotFoundError, NotADirectoryError) as exc:
         raise InputError(f"dispatch source '{fsio.show_path(path)}' does not exist") from exc
-    return parse_text(data.decode("utf-8", errors="replace"), os.fspath(path) if where is None else where)
+    return parse_text(data.decode("utf-8", errors="replace"), os.fspath(path) if where is None else where, project)
 
 
 def render_statement(st: Statement) -> str:
@@ -194,8 +209,7 @@ def make_target(det: Detection, members: Sequence[str], extra: Sequence[str] = (
     # The run-time library judges features by the GCC graph; a compiler whose flag for a member
     # also enables more (Intel's FMA3 is -march=core-avx2, MSVC's AVX512F is /arch:AVX512) needs
     # those checked too, or the version could run on a CPU without them (SIGILL).
-    runtime = table_for(det.arch, "gcc")
-    more = table.closure(members) - runtime.closure(members) - set(det.baseline)
+    more = table.closure(members) - table.reference().closure(members) - set(det.baseline)
     return Target(name, tuple(members), tuple(args), (*members, *table.sort(more)))
 
 
@@ -226,10 +240,9 @@ def select(st: Statement, det: Detection) -> list[Target]:
 def _choose(st: Statement, det: Detection, table: Table) -> list[tuple[str, ...]]:
     baseline = set(det.baseline)
     enabled = baseline | set(det.dispatch)
-    family = table.machine.family
     chosen: list[tuple[str, ...]] = []
     for t in st.targets:
-        if any(family not in families_of(n) for n in t) or not all(n in enabled for n in t):
+        if not all(n in enabled for n in t):  # another family's names, or not enabled in this build
             continue
         # drop members implied by another member ("ahead"); if all imply each other keep the highest
         ahead = [n for n in t if not any(m != n and n in table.closure([m]) for m in t)]

@@ -23,14 +23,15 @@ import textwrap
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Sequence
 
-from .tables import Machine, Table, data_digest, families, machines, provenance, table_for
+from .digest import data_digest, provenance
+from .errors import TableError
+from .tables import Machine, Project, Table, families, machines, reference_compiler, table_for
 
-__all__ = ["HEADER_NAME", "COMPILER_ID", "runtime_table_header", "feature_ids", "write_table", "main"]
+__all__ = ["HEADER_NAME", "runtime_table_header", "feature_ids", "write_table", "main"]
 
 HEADER_NAME = "ccopt_cpu_table.h"
-# Runtime implications are hardware facts; GCC's table states them without the
-# per-compiler flag bundling (MSVC's /arch:AVX2 makes FMA3 imply AVX2, say).
-COMPILER_ID = "gcc"
+# Runtime implications are hardware facts: the reference compiler's table (compilers.json) states
+# them without the per-compiler flag bundling (MSVC's /arch:AVX2 makes FMA3 imply AVX2, say).
 _REGS = ("eax", "ebx", "ecx", "edx")
 _METHODS = ("cpuid", "auxv", "sysctl", "win_pf", "xcomp_perm")
 # Microarchitecture levels (x86-64-v2 ...) are ordinary features named <ARCH>_V<n>.
@@ -45,17 +46,17 @@ class _CpuidBit:
     bit: int
 
 
-def _first_tables() -> dict[str, Table]:
+def _first_tables(project: Project | None) -> dict[str, Table]:
     """One table per family (feature names and order do not vary by machine)."""
     out: dict[str, Table] = {}
     for m in machines():
-        out.setdefault(m.family, table_for(m.name, COMPILER_ID))
+        out.setdefault(m.family, table_for(m.name, reference_compiler(), project))
     return out
 
 
-def feature_ids() -> dict[str, int]:
+def feature_ids(project: Project | None = None) -> dict[str, int]:
     """Feature name -> enum value: family order, then interest order."""
-    tables = _first_tables()
+    tables = _first_tables(project)
     # a name several families share (AES) has one id: a build targets one machine only
     names = dict.fromkeys(n for fam in families() if fam in tables for n in tables[fam].features)
     return {n: i for i, n in enumerate(names)}
@@ -63,7 +64,7 @@ def feature_ids() -> dict[str, int]:
 
 def _c_string(text: str) -> str:
     if not re.fullmatch(r"[A-Za-z0-9_.\-]*", text):
-        raise ValueError(f"refusing to emit {text!r} as a C string literal")
+        raise TableError(f"refusing to emit {text!r} as a C string literal")
     return f'"{text}"'
 
 
@@ -81,7 +82,7 @@ def _cpuid_bits(recipe: Mapping[str, Any], where: str) -> list[_CpuidBit]:
     for entry in recipe.get("cpuid", ()):
         leaf, subleaf, reg, bit = entry
         if reg not in _REGS or not 0 <= bit < 32 or not 0 <= leaf < 2**32 or not 0 <= subleaf < 2**32:
-            raise ValueError(f"{where}: bad cpuid entry {entry!r}")
+            raise TableError(f"{where}: bad cpuid entry {entry!r}")
         bits.append(_CpuidBit(leaf, subleaf, _REGS.index(reg), bit))
     return bits
 
@@ -90,7 +91,7 @@ def _mask(bits: Iterable[int], where: str) -> int:
     out = 0
     for b in bits:
         if not 0 <= b < 64:
-            raise ValueError(f"{where}: hwcap bit {b} out of range")
+            raise TableError(f"{where}: hwcap bit {b} out of range")
         out |= 1 << b
     return out
 
@@ -105,8 +106,8 @@ class _Lines:
         self.lines.extend(lines)
 
 
-def _emit_enum(out: _Lines, ids: Mapping[str, int]) -> None:
-    tables = _first_tables()
+def _emit_enum(out: _Lines, ids: Mapping[str, int], project: Project | None) -> None:
+    tables = _first_tables(project)
     done: list[str] = []
     out.add(
         "/* Feature ids: one enum for every family, in family order, then interest order. */",
@@ -193,12 +194,12 @@ class _MachineData:
         hwcap2 = _mask(rt.get("hwcap2", ()), where)
         win_pf = rt.get("win_pf", 0)
         if "win_pf" in rt and win_pf <= 0:
-            raise ValueError(f"{where}: win_pf must be positive")
+            raise TableError(f"{where}: win_pf must be positive")
         used = {"cpuid": "cpuid" in rt, "auxv": "hwcap" in rt or "hwcap2" in rt,
                 "sysctl": "sysctl" in rt, "win_pf": "win_pf" in rt, "xcomp_perm": "xcomp_perm" in rt}
         xcomp = rt.get("xcomp_perm", 0)
         if "xcomp_perm" in rt and not 0 < xcomp < 64:
-            raise ValueError(f"{where}: xcomp_perm must be an XSTATE component number (1..63)")
+            raise TableError(f"{where}: xcomp_perm must be an XSTATE component number (1..63)")
         for key, flag in used.items():
             self.uses[key] = self.uses[key] or flag
         sysctl = _c_string(rt["sysctl"]) if "sysctl" in rt else "NULL"
@@ -222,8 +223,8 @@ def _bit_list(bits: Iterable[int]) -> str:
     return ("bit " if len(ordered) == 1 else "bits ") + ", ".join(map(str, ordered))
 
 
-def _machine_data(m: Machine, ids: Mapping[str, int]) -> _MachineData:
-    table = table_for(m.name, COMPILER_ID)
+def _machine_data(m: Machine, ids: Mapping[str, int], project: Project | None) -> _MachineData:
+    table = table_for(m.name, reference_compiler(), project)
     data = _MachineData(m.name)
     # A family with named levels (x86-64-v2..) reports the highest of those; any other family
     # reports its highest usable feature in interest order (aarch64 ASIMDDP, ppc64le VSX3, ...).
@@ -261,25 +262,24 @@ def _emit_array(out: _Lines, ctype: str, name: str, count: str, rows: Sequence[s
     out.add("};")
 
 
-def runtime_table_header(digest: str | None = None) -> str:
-    """The text of ``ccopt_cpu_table.h``: deterministic, no paths, no timestamps.
-
-    ``digest``: the tables' ``data_digest`` when the caller has it already.
+def runtime_table_header(digest: str | None = None, project: Project | None = None) -> str:
+    """The text of ``ccopt_cpu_table.h`` for the tables and the project's features: deterministic,
+    no paths, no timestamps.  ``digest``: their ``data_digest`` when the caller has it already.
     """
-    ids = feature_ids()
+    ids = feature_ids(project)
     out = _Lines()
     out.add(
         "/* ccopt_cpu_table.h: CPU feature ids, names and runtime detection recipes.",
         " *",
         " * Generated by `python -m ccopt_meson.emit_runtime` from ccopt_meson/data/features/<family>.json.",
-        f" * {provenance(digest or data_digest())}",
+        f" * {provenance(digest or data_digest(project))}",
         " * Do not edit: change the tables and regenerate.  Include ccopt_cpu.h instead of this file.",
         " */",
         "#ifndef CCOPT_CPU_TABLE_H",
         "#define CCOPT_CPU_TABLE_H",
         "",
     )
-    _emit_enum(out, ids)
+    _emit_enum(out, ids, project)
     out.add(
         "",
         "#endif /* CCOPT_CPU_TABLE_H */",
@@ -293,7 +293,7 @@ def runtime_table_header(digest: str | None = None) -> str:
     keyword = "#if"
     for m in machines():
         out.add("", f"{keyword} {_machine_condition(m)} /* {m.name} */")
-        _emit_machine(out, _machine_data(m, ids))
+        _emit_machine(out, _machine_data(m, ids, project))
         keyword = "#elif"
     out.add("", "#else /* any other machine: nothing is detected */")
     _emit_machine(out, _MachineData("unknown"))
@@ -301,11 +301,11 @@ def runtime_table_header(digest: str | None = None) -> str:
     return "\n".join(out.lines) + "\n"
 
 
-def write_table(directory: str | os.PathLike[str], digest: str | None = None) -> bool:
+def write_table(directory: str | os.PathLike[str], digest: str | None = None, project: Project | None = None) -> bool:
     """Write ``ccopt_cpu_table.h`` into ``directory``; False when it is already the current tables'."""
     from .fsio import atomic_write
 
-    return atomic_write(os.path.join(directory, HEADER_NAME), runtime_table_header(digest))
+    return atomic_write(os.path.join(directory, HEADER_NAME), runtime_table_header(digest, project))
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -27,12 +27,15 @@ import re
 import sys
 from typing import TYPE_CHECKING, NamedTuple
 
-from . import cache, dispatch, emit, fsio, pipeline, tables
+from . import cache, dispatch, emit, fsio, pipeline
+from .digest import data_digest, provenance
 from .errors import InputError
 from .records import Detection, Request
 
 if TYPE_CHECKING:
     from typing import Sequence, Union
+
+    from .tables import Project
 
     StrPath = Union[str, "os.PathLike[str]"]
 
@@ -62,6 +65,7 @@ class TargetsOptions(NamedTuple):
     output_dir: StrPath | None = None  # default: the calling meson.build's build dir
     optimization: str | None = None  # Meson's optimization option: at 3, $maxopt adds nothing
     prefix: str = "ccopt"  # library names: <prefix>_<TARGET>[_maxopt][_werror]
+    project: Project | None = None  # the project features file configure was given
 
 
 def parent_argv() -> list[str] | None:
@@ -149,7 +153,7 @@ def configure(req: Request, opts: ConfigureOptions) -> int:
     det = pipeline.detect(req, build_dir=cache_dir, flush_first=flush)
     if opts.write_config:
         emit.write_if_changed(os.path.join(opts.output_dir, "ccopt_config.h"), emit.config_header(det))
-        _write_runtime_table(opts.output_dir, tables.data_digest())
+        _write_runtime_table(opts.output_dir, req.project)
     notes = "".join(f"ccopt-meson: note: {note}\n" for note in det.notes)
     sys.stderr.write(notes)  # stdout is for meson.build; notes land in meson-log.txt
     path = cache.cache_file(cache_dir, req.lang)
@@ -192,14 +196,14 @@ def _for_meson(path: str) -> str:
     return check_field(path.replace(os.sep, "/"), "dispatch source")
 
 
-def kernel(arg: str) -> Kernel:
+def kernel(arg: str, project: Project | None = None) -> Kernel:
     """``SOURCE`` (its own ``@targets`` statement) or ``SOURCE: TARGETS`` (the list given in meson.build)."""
     if os.path.isfile(arg) or ":" not in arg:  # a path (Windows ones hold ':' too)
-        st = dispatch.parse_file(arg, _shown(arg))
+        st = dispatch.parse_file(arg, _shown(arg), project)
         return Kernel(_for_meson(arg), st, "the @targets statement")
     source, _, text = arg.rpartition(":")  # no target list holds ':'
     source = source.strip()
-    return Kernel(_for_meson(source), dispatch.parse_targets(text, f"targets of {source}"), "the target list")
+    return Kernel(_for_meson(source), dispatch.parse_targets(text, f"targets of {source}", project), "the target list")
 
 
 def _header_path(source: str, out_dir: StrPath) -> str:
@@ -246,9 +250,9 @@ def targets(opts: TargetsOptions) -> int:
     every configure), and one static library per target rather than per source and target:
     Meson's own work per library dominates configure time at numpy's scale.
     """
-    det = _read_feature_file(opts.feature_file)
+    det = _read_feature_file(opts.feature_file, opts.project)
     out_dir = opts.output_dir or _caller_build_dir()
-    kernels = [kernel(arg) for arg in opts.sources]
+    kernels = [kernel(arg, opts.project) for arg in opts.sources]
     headers = [emit.header_name(k.source) for k in kernels]
     clash = next((h for h in headers if headers.count(h) > 1), None)
     if clash:  # both would write the same <source>.h into one build directory
@@ -270,19 +274,20 @@ def targets(opts: TargetsOptions) -> int:
     return 0
 
 
-def _write_runtime_table(out_dir: str | os.PathLike[str], digest: str) -> None:
+def _write_runtime_table(out_dir: str | os.PathLike[str], project: Project | None) -> None:
     """``ccopt_cpu_table.h`` (what ccopt_cpu.c walks) for the current tables: never a stale copy.
 
     A table made from these tables already is left alone without loading the generator.
     """
+    digest = data_digest(project)
     try:
         head = fsio.read_head(os.path.join(out_dir, RUNTIME_TABLE), 1024)
     except OSError:
         head = None
-    if head is None or tables.provenance(digest).encode() not in head:
+    if head is None or provenance(digest).encode() not in head:
         from .emit_runtime import write_table  # the generator loads only when the tables changed
 
-        write_table(out_dir, digest)
+        write_table(out_dir, digest, project)
 
 
 def _caller_build_dir() -> str:
@@ -292,11 +297,11 @@ def _caller_build_dir() -> str:
     return os.path.join(root, os.environ.get("MESON_SUBDIR", ""))
 
 
-def _read_feature_file(path: StrPath) -> Detection:
+def _read_feature_file(path: StrPath, project: Project | None) -> Detection:
     if not cache.is_cache_name(path):
         raise InputError(f"--feature-file: '{fsio.show_path(path)}' is not a ccopt feature file (ccopt-features.json)")
     parent = os.path.dirname(os.fspath(path)) or "."  # Path(path).parent without pathlib
-    return pipeline.read_file(path, f"'ccopt-meson detect --build-dir {parent}' or configure first")
+    return pipeline.read_file(path, f"'ccopt-meson detect --build-dir {parent}' or configure first", project)
 
 
 # --------------------------------------------------------------------------- setup

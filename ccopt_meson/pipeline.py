@@ -15,16 +15,26 @@ from typing import TYPE_CHECKING
 
 from . import cache, fsio
 from .errors import CcoptError, CompilerError, InputError
-from .records import DEFAULT_BASELINE, DEFAULT_DISPATCH, CompilerInfo, Detection, Outcome, Policy, Probed, Request
+from .records import (
+    DEFAULT_BASELINE,
+    DEFAULT_DISPATCH,
+    CompilerInfo,
+    Detection,
+    Expressions,
+    Outcome,
+    Policy,
+    Probed,
+    Request,
+)
 from .resolve import SPECIAL, Token, evaluate, render_tokens, resolve, tokenize, uses
-from .tables import Table, compiler_spec, families_of, machines, native_flags_anywhere, picks_cpu
+from .tables import Table, compiler_spec, families_of, machines, native_flags_anywhere, picks_cpu, reference_compiler
 
 if TYPE_CHECKING:  # the probe stage (subprocess, threads, tempfiles) is imported on a cache miss only
     from pathlib import Path
-    from typing import Sequence
 
     from .compiler import Compiler
     from .probe import Runner, Session
+    from .tables import Project
 
 __all__ = ["Request", "Detection", "detect", "document", "flush", "read", "DEFAULT_BASELINE", "DEFAULT_DISPATCH"]
 
@@ -39,12 +49,12 @@ def _check(req: Request) -> None:
         raise InputError(f"unknown language '{req.lang}'; use 'c' or 'cpp'")
 
 
-def _tokens(req: Request) -> tuple[list[Token], list[Token]]:
+def expressions(req: Request) -> Expressions:
     """The two expressions, parsed; the user's own ``-march`` adds DETECT to the baseline."""
-    base = tokenize(req.baseline, "cpu-baseline")
-    disp = tokenize(req.dispatch, "cpu-dispatch")
+    base = tokenize(req.baseline, "cpu-baseline", req.project)
+    disp = tokenize(req.dispatch, "cpu-dispatch", req.project)
     for name in req.explain:
-        if any(t.word in SPECIAL or t.op == "-" for t in tokenize(name, "explain")):
+        if any(t.word in SPECIAL or t.op == "-" for t in tokenize(name, "explain", req.project)):
             raise InputError(f"explain: '{name}' is not a feature name; 'ccopt-meson features' lists them")
     if req.disable_optimization:
         for opt, toks, default in (("cpu-baseline", base, DEFAULT_BASELINE), ("cpu-dispatch", disp, DEFAULT_DISPATCH)):
@@ -53,20 +63,16 @@ def _tokens(req: Request) -> tuple[list[Token], list[Token]]:
                     f"{opt}: '{render_tokens(toks).lower()}' conflicts with disable-optimization=true, "
                     f"which turns every CPU feature off; unset one of the two"
                 )
-        return [], []
+        return Expressions((), (), any(a in native_flags_anywhere() for a in req.args))
     if any(picks_cpu(a) for a in req.args) and not uses(base, "DETECT"):
         base = [*base, Token("+", "DETECT")]
-    return base, disp
-
-
-def _wants_native(req: Request, tokens: Sequence[Token]) -> bool:
-    return uses(tokens, "NATIVE") or any(a in native_flags_anywhere() for a in req.args)
+    native = uses(base + disp, "NATIVE") or any(a in native_flags_anywhere() for a in req.args)
+    return Expressions(tuple(base), tuple(disp), native)
 
 
 def wants_native(req: Request) -> bool:
     """Does the answer depend on the build machine's own CPU ('native', ``-march=native``)?"""
-    base, disp = _tokens(req)
-    return _wants_native(req, base + disp)
+    return expressions(req).native
 
 
 # --------------------------------------------------------------------------- document (pure)
@@ -77,7 +83,7 @@ def _table(req: Request, probed: Probed) -> Table | None:
 
     if probed.arch is None:
         return None
-    return table_for(probed.arch, probed.compiler_id).with_context(req.args)
+    return table_for(probed.arch, probed.compiler_id, req.project).with_context(req.args)
 
 
 def _policy(req: Request, compiler_id: str) -> Policy:
@@ -86,15 +92,17 @@ def _policy(req: Request, compiler_id: str) -> Policy:
     return Policy(spec.opt, spec.werror, debug)
 
 
-def _selection(req: Request, table: Table, probed: Probed, notes: list[str]) -> tuple[set[str], set[str]]:
-    base_tokens, disp_tokens = _tokens(req)
-    base = evaluate(base_tokens, table, probed.native, probed.detected, notes, "cpu-baseline")
-    disp = evaluate(disp_tokens, table, probed.native, probed.detected, notes, "cpu-dispatch")
+def _selection(expr: Expressions, table: Table, probed: Probed, notes: list[str]) -> tuple[set[str], set[str]]:
+    base = evaluate(expr.baseline, table, probed.native, probed.detected, notes, "cpu-baseline")
+    disp = evaluate(expr.dispatch, table, probed.native, probed.detected, notes, "cpu-dispatch")
     return base, disp
 
 
-def document(req: Request, probed: Probed, hit: bool = False, key: str = "", probes: int = 0) -> Detection:
-    """The detection a request and a compiler's verdicts give: every flag comes from the tables."""
+def document(req: Request, probed: Probed, hit: bool = False, key: str = "", probes: int = 0,
+             expr: Expressions | None = None) -> Detection:
+    """The detection a request and a compiler's verdicts give: every flag comes from the tables.
+    ``expr``: the request's ``expressions`` when the caller has them already."""
+    expr = expressions(req) if expr is None else expr
     table = _table(req, probed)
     notes: list[str] = []
     baseline: tuple[str, ...] = ()
@@ -102,12 +110,12 @@ def document(req: Request, probed: Probed, hit: bool = False, key: str = "", pro
     if table is None:
         notes.append("unsupported architecture: no CPU features are known for this compiler's target")
     else:
-        base_sel, disp_sel = _selection(req, table, probed, notes)
+        base_sel, disp_sel = _selection(expr, table, probed, notes)
         supported = {n: o.supported and not table.features[n].disabled
                      for n, o in probed.outcomes.items() if n in table.features}
         baseline, dispatch = resolve(table, base_sel, disp_sel, supported)
     return Detection(
-        request=req,
+        request=req, expressions=expr,
         compiler=CompilerInfo(probed.compiler_id, probed.compiler_version, req.command, req.lang, req.args),
         arch=probed.arch or "unknown", table=table, policy=_policy(req, probed.compiler_id),
         baseline=baseline, dispatch=dispatch, outcomes=dict(probed.outcomes), notes=tuple(notes),
@@ -200,24 +208,24 @@ class _Ahead:
         self.thread.start()
 
     @staticmethod
-    def applies(req: Request, seed: Probed | None) -> bool:
+    def applies(req: Request, expr: Expressions, seed: Probed | None) -> bool:
         if seed is not None or req.cross is not False or not req.compiler_id or not req.cpu_family:
             return False
-        if _wants_native(req, [t for ts in _tokens(req) for t in ts]):
+        if expr.native:
             return False  # 'native' needs a macro dump with the native flag first
         return sum(m.meson_cpu_family == req.cpu_family for m in machines()) == 1
 
     @classmethod
-    def start(cls, req: Request, seed: Probed | None, runner: Runner | None) -> _Ahead | None:
+    def start(cls, req: Request, expr: Expressions, seed: Probed | None, runner: Runner | None) -> _Ahead | None:
         """The batch begun on Meson's machine, or None where there is no single guess to make or the
         batch would not be all the plan compiles."""
-        if not cls.applies(req, seed):
+        if not cls.applies(req, expr, seed):
             return None
         machine = next(m for m in machines() if m.meson_cpu_family == req.cpu_family)
         guess = Probed(machine.name, str(req.compiler_id), "", {})
         try:
             table = _table(req, guess)
-            names = _selected(req, table, guess) if table is not None else set()
+            names = _selected(req, expr, table, guess) if table is not None else set()
         except CcoptError:  # whatever the guess trips over, the plan itself will say (or not)
             return None
         if table is None or _merges_flags(table, names):  # targets with flag checks of their own (ARM)
@@ -249,28 +257,29 @@ def _merges_flags(table: Table, names: set[str]) -> bool:
     return any(p.search(f) for p in patterns for f in flags)
 
 
-def _selected(req: Request, table: Table, probed: Probed) -> set[str]:
+def _selected(req: Request, expr: Expressions, table: Table, probed: Probed) -> set[str]:
     """Every feature the request asks the compiler about on this machine."""
-    base_sel, disp_sel = _selection(req, table, probed, [])
-    explain = {n.upper() for n in req.explain if table.machine.family in families_of(n.upper())}
+    base_sel, disp_sel = _selection(expr, table, probed, [])
+    explain = {n.upper() for n in req.explain if table.machine.family in families_of(n.upper(), req.project)}
     return base_sel | disp_sel | explain
 
 
-def _probe(req: Request, seed: Probed | None, runner: Runner | None) -> tuple[Probed, int]:
+def _probe(req: Request, expr: Expressions, seed: Probed | None, runner: Runner | None) -> tuple[Probed, int]:
     """Run the compiler: identify it (unless seeded), then probe what the request selects."""
-    ahead = _Ahead.start(req, seed, runner)
+    ahead = _Ahead.start(req, expr, seed, runner)
     try:
-        return _plan(req, seed, runner, ahead)
+        return _plan(req, expr, seed, runner, ahead)
     finally:
         if ahead is not None:
             ahead.close()
 
 
-def _plan(req: Request, seed: Probed | None, runner: Runner | None, ahead: _Ahead | None) -> tuple[Probed, int]:
+def _plan(req: Request, expr: Expressions, seed: Probed | None, runner: Runner | None,
+          ahead: _Ahead | None) -> tuple[Probed, int]:
     from .probe import Scratch, Session, probe_features
 
     with Scratch(runner) as scratch:
-        guess = compiler_spec(req.compiler_id or "gcc").driver
+        guess = compiler_spec(req.compiler_id or reference_compiler()).driver
         cc = None if seed else _identify(Session(scratch, req.command, req.args, req.lang, guess), req)
         cid = seed.compiler_id if seed else cc.id  # type: ignore[union-attr]
         version = seed.compiler_version if seed else cc.version  # type: ignore[union-attr]
@@ -280,14 +289,13 @@ def _plan(req: Request, seed: Probed | None, runner: Runner | None, ahead: _Ahea
         session = Session(scratch, req.command, req.args, req.lang, compiler_spec(cid).driver)
         table = _table(req, Probed(arch, cid, version, {}))
         assert table is not None
-        base_tokens, disp_tokens = _tokens(req)
         native: set[str] = set(seed.native) if seed else set()
-        if uses(base_tokens + disp_tokens, "NATIVE") and not native:
-            option = "cpu-baseline" if uses(base_tokens, "NATIVE") else "cpu-dispatch"
+        if uses(expr.baseline + expr.dispatch, "NATIVE") and not native:
+            option = "cpu-baseline" if uses(expr.baseline, "NATIVE") else "cpu-dispatch"
             native = _native(session, table, req, option)
         detected = tuple(seed.detected) if seed else tuple(sorted(_enabled_by(table, dict(cc.macros))))  # type: ignore[union-attr]
         partial = Probed(arch, cid, version, {}, detected, tuple(sorted(native)))
-        names = _selected(req, table, partial)
+        names = _selected(req, expr, table, partial)
         outcomes = ahead.take(arch, cid, names) if ahead is not None else None
         spent = ahead.scratch.processes if ahead is not None else 0
         if outcomes is None:
@@ -302,25 +310,24 @@ def detect(req: Request, build_dir: str | os.PathLike[str] | None = None, flush_
            runner: Runner | None = None) -> Detection:
     """Detect (or read from the cache in ``build_dir``) what ``req.command`` can build."""
     _check(req)
-    base_tokens, disp_tokens = _tokens(req)
-    key, probe_key = cache.keys(req, render_tokens(base_tokens), render_tokens(disp_tokens),
-                                _wants_native(req, base_tokens + disp_tokens))
+    expr = expressions(req)
+    key, probe_key = cache.keys(req, render_tokens(expr.baseline), render_tokens(expr.dispatch), expr.native)
     path = cache.cache_file(build_dir, req.lang) if build_dir is not None else None
     if build_dir is not None:
         cache.remove_legacy(build_dir)
     stored = None
     if path is not None and not flush_first:  # a flush probes everything again (this language's file only)
-        stored = cache.lookup(path)
+        stored = cache.lookup(path, req.project)
         if stored is not None and stored.key == key:
             # 'targets' reads the request back from this file: it must hold this very request, not another
             # spelling of it (the key normalises expressions) nor one edited behind a copied key.
             if stored.request != req:
                 cache.store(path, stored._replace(request=req))
-            return document(req, stored.probed, hit=True, key=key)
+            return document(req, stored.probed, hit=True, key=key, expr=expr)
     # Another request with the same compiler and args: its verdicts stand, only new features are probed.
     seed = stored.probed if stored is not None and stored.probe_key == probe_key and stored.probed.arch else None
     try:
-        probed, processes = _probe(req, seed, runner)
+        probed, processes = _probe(req, expr, seed, runner)
     except BaseException:
         if flush_first and path is not None:  # the flush asked for must not be undone by a failed probe
             cache.discard(path)
@@ -329,7 +336,7 @@ def detect(req: Request, build_dir: str | os.PathLike[str] | None = None, flush_
         # A flush's fresh verdicts usually equal the old ones: the file is then left as it was (atomic
         # writes skip identical content), so what was made from it ('targets') stays valid.
         cache.store(path, cache.Stored(key, probe_key, req, probed))
-    return document(req, probed, hit=False, key=key, probes=processes)
+    return document(req, probed, hit=False, key=key, probes=processes, expr=expr)
 
 
 def flush(build_dir: str | os.PathLike[str]) -> list[Path]:
@@ -337,17 +344,18 @@ def flush(build_dir: str | os.PathLike[str]) -> list[Path]:
     return cache.flush(build_dir)
 
 
-def read(build_dir: str | os.PathLike[str], lang: str = "c") -> Detection:
-    """The detection a build directory currently uses (no compiler is run)."""
+def read(build_dir: str | os.PathLike[str], lang: str = "c", project: Project | None = None) -> Detection:
+    """The detection a build directory currently uses (no compiler is run); ``project``: its features file."""
     path = cache.cache_path(build_dir, lang)
-    return read_file(path, f"'ccopt-meson detect --build-dir {build_dir}' or configure first")
+    return read_file(path, f"'ccopt-meson detect --build-dir {build_dir}' or configure first", project)
 
 
-def read_file(path: str | os.PathLike[str], how_to_make: str = "configure first") -> Detection:
+def read_file(path: str | os.PathLike[str], how_to_make: str = "configure first",
+              project: Project | None = None) -> Detection:
     from .errors import CacheError
 
     try:
-        stored = cache.load(path)
+        stored = cache.load(path, project)
     except CacheError as exc:
         parent = os.path.dirname(os.fspath(path)) or "."  # Path(path).parent without pathlib
         raise InputError(f"{exc}; run 'ccopt-meson flush {parent}' and configure again") from exc
@@ -356,4 +364,4 @@ def read_file(path: str | os.PathLike[str], how_to_make: str = "configure first"
     return document(stored.request, stored.probed, hit=True, key=stored.key)
 
 
-__all__ += ["read_file", "wants_native", "Outcome"]
+__all__ += ["read_file", "wants_native", "expressions", "Expressions", "Outcome"]

@@ -15,10 +15,11 @@ from typing import TYPE_CHECKING, NamedTuple
 if TYPE_CHECKING:
     from typing import Any, Iterable, Mapping
 
-    from .tables import Table
+    from .resolve import Token
+    from .tables import Project, Table
 
 
-__all__ = ["DEFAULT_BASELINE", "DEFAULT_DISPATCH", "JSON_SCHEMA_VERSION", "Request", "Outcome", "Probed",
+__all__ = ["DEFAULT_BASELINE", "DEFAULT_DISPATCH", "JSON_SCHEMA_VERSION", "Request", "Expressions", "Outcome", "Probed",
            "CompilerInfo", "Policy", "Detection"]
 
 DEFAULT_BASELINE = "min"
@@ -41,6 +42,15 @@ class Request(NamedTuple):
     disable_optimization: bool = False
     debug_build: bool = False  # Meson's optimization=0/g: $maxopt adds no -O3
     explain: tuple[str, ...] = ()
+    project: Project | None = None  # a project's features file (``project.load``), None for the tables alone
+
+
+class Expressions(NamedTuple):
+    """A request's two expressions, tokenised once per run (``pipeline.expressions``)."""
+
+    baseline: tuple[Token, ...]  # with DETECT added when the user's own args pick a CPU
+    dispatch: tuple[Token, ...]
+    native: bool  # the answer depends on the build machine's CPU ('native', ``-march=native``)
 
 
 class Outcome(NamedTuple):
@@ -81,6 +91,7 @@ class Detection(NamedTuple):
     """The result of a detection: what to build and with which flags."""
 
     request: Request
+    expressions: Expressions
     compiler: CompilerInfo
     arch: str  # "unknown" when the compiler targets no machine of the tables
     table: Table | None  # the tables as this compiler sees them, in the build's own flag context

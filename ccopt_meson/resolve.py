@@ -12,19 +12,20 @@ Pure: it works on token lists and on probe outcomes handed in by the caller.
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING, NamedTuple
 
 from .errors import InputError, unknown_names
-from .tables import Table, all_feature_names, families_of
+from .tables import Table, all_feature_names
+from .tokens import EXPRESSION_SEPARATORS, lex, show
 
 if TYPE_CHECKING:
     from typing import Iterable, Mapping, Sequence
 
+    from .tables import Project
+
 __all__ = ["SPECIAL", "Token", "tokenize", "render_tokens", "uses", "evaluate", "Resolution", "resolve"]
 
 SPECIAL = ("MIN", "MAX", "NATIVE", "DETECT", "NONE")
-_WORD = re.compile(r"[A-Za-z0-9_]+")
 
 
 class Token(NamedTuple):
@@ -32,52 +33,47 @@ class Token(NamedTuple):
     word: str  # upper-case feature name or special keyword
 
 
-def _show(text: str) -> str:
-    """A user's text, shortened and with control characters escaped, for a one-line message."""
-    text = text if len(text) <= 40 else text[:37] + "..."
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
-
-
-def tokenize(text: str, option: str) -> list[Token]:
-    """Parse an expression; every mistake is an InputError naming the option and token."""
+def tokenize(text: str, option: str, project: Project | None = None) -> list[Token]:
+    """Parse an expression; every mistake is an InputError naming the option and token.
+    ``project``: the features file whose features are names too."""
     if not isinstance(text, str):
         raise InputError(f"{option}: expected a string, got {type(text).__name__}")
-    parts = [p for p in re.split(r"[\s,]+|([+()-])", text) if p]
-    if all(p in "+-" for p in parts) and len(parts) <= 1:
+    lexemes = lex(text, EXPRESSION_SEPARATORS)
+    if len(lexemes) == 0 or (len(lexemes) == 1 and lexemes[0].kind == "sign"):
         # numpy reads an empty value (-Dcpu-dispatch=), separators only, or a lone '+' as nothing
         return [Token("+", "NONE")]
+    known = all_feature_names(project)
     tokens: list[Token] = []
     unknown: list[tuple[str, str]] = []
     op: str | None = None
     group: tuple[str, int] | None = None  # inside '( ... )': the sign of every member, where it began
-    for part in parts:
-        if part in ("(", ")"):
-            group = _paren(part, op, group, tokens, option)
+    for lx in lexemes:
+        if lx.kind in ("open", "close"):
+            group = _paren(lx.text, op, group, tokens, option)
             op = None
-            continue
-        if part in "+-":
+        elif lx.kind == "sign":
             if op is not None or group is not None:
                 where = ("inside '( )': put the sign before the '('" if group
                          else f"'{op}' must be followed by a feature name")
-                raise InputError(f"{option}: {where}, got '{part}'")
-            op = part
-            continue
-        if not _WORD.fullmatch(part):
+                raise InputError(f"{option}: {where}, got '{lx.text}'")
+            op = lx.text
+        elif lx.kind == "name":
+            word = lx.text.upper()
+            if word not in SPECIAL and word not in known:
+                unknown.append((show(lx.text), word))
+            tokens.append(Token(group[0] if group else op or "+", word))
+            op = None
+        else:
             raise InputError(
-                f"{option}: invalid token '{_show(part)}'; expected feature names, "
+                f"{option}: invalid token '{show(lx.text)}'; expected feature names, "
                 f"{', '.join(s.lower() for s in SPECIAL)}, '+' or '-'"
             )
-        word = part.upper()
-        if word not in SPECIAL and word not in all_feature_names():
-            unknown.append((_show(part), word))
-        tokens.append(Token(group[0] if group else op or "+", word))
-        op = None
     if group is not None:
         raise InputError(f"{option}: '(' is not closed")
     if op is not None:
         raise InputError(f"{option}: '{op}' at the end must be followed by a feature name")
     if unknown:
-        names = unknown_names(unknown, [*all_feature_names(), *SPECIAL], "feature")
+        names = unknown_names(unknown, [*known, *SPECIAL], "feature")
         raise InputError(f"{option}: {names}; 'ccopt-meson features' lists them")
     return tokens
 
@@ -120,7 +116,7 @@ def evaluate(tokens: Sequence[Token], table: Table, native: Iterable[str], detec
     for tok in tokens:
         if tok.word in specials:
             names = set(specials[tok.word])
-        elif table.machine.family not in families_of(tok.word):
+        elif tok.word not in table.features:  # another family's (the table holds the project's too)
             foreign.append(tok.word)
             continue
         else:

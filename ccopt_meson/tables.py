@@ -1,27 +1,29 @@
-"""Feature tables: the data every other stage walks.
+"""Feature tables: the model every other stage walks, and its loading.
 
 Each CPU family has one JSON file in ``data/features/`` (validated against
-``data/schema.json``) and one probe source per feature in ``data/probes/``.
-Per-compiler facts (flag style, driver syntax, policy flags) live in
-``data/compilers.json``.  This module loads them, applies the per-machine and
-per-compiler ``overrides`` and answers graph questions (closure, ordering, flag
-merging).  It never names a feature: adding one is a data change.
+``data/schema.json`` by ``schema``) and one probe source per feature in ``data/probes/``.
+Per-compiler facts (flag style, driver syntax, policy flags, the reference compiler)
+live in ``data/compilers.json``.  This module loads them, applies the per-machine and
+per-compiler ``overrides`` and answers graph questions (closure, ordering); ``flags``
+merges flags, ``digest`` fingerprints the data.  It never names a feature: adding one
+is a data change.
 
-A project adds its own features and named target groups with a features file
-(``use_project_file``): the same feature schema plus a ``probe`` path relative to
-the file, and ``groups`` usable as ``#name`` in ``@targets``.  They join the
-built-in tables for the rest of the process.
+A project's own features (``project.load`` reads its features file into a ``Project``)
+join the built-in ones wherever a function takes a ``project``: it is an argument, never
+process-wide state.
 """
 
 from __future__ import annotations
 
 import functools
-import json
 import os
 import re
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, NamedTuple
 
 from .errors import InputError, TableError, did_you_mean
+from .flags import normalize_flags
+from .schema import read_json, validate_schema
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -37,6 +39,7 @@ __all__ = [
     "ExtraCheck",
     "Table",
     "CompilerSpec",
+    "Project",
     "families",
     "machines",
     "machine_by_name",
@@ -44,22 +47,14 @@ __all__ = [
     "families_of",
     "compiler_spec",
     "compilers_data",
+    "reference_compiler",
     "table_for",
-    "normalize_flags",
-    "data_digest",
-    "package_digest",
-    "provenance",
-    "project_digest",
-    "data_files",
-    "validate_schema",
-    "read_json",
     "data_file",
+    "validate_family",
+    "raw_family",
     "all_names_of",
     "picks_cpu",
     "native_flags_anywhere",
-    "use_project_file",
-    "project_file",
-    "target_groups",
 ]
 
 # Plain strings: pathlib imports re, fnmatch and urllib, about a Python start-up on the cache-hit path.
@@ -82,8 +77,6 @@ def __getattr__(name: str) -> Path:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-# Records are NamedTuples, not dataclasses: immutable all the same, and importing
-# dataclasses (with inspect) plus building each class costs ~15 ms on every helper start.
 class Feature(NamedTuple):
     """One CPU feature as seen by one compiler on one machine."""
 
@@ -151,6 +144,23 @@ class CompilerSpec(NamedTuple):
     version_macros: tuple[str, ...] = ()
 
 
+@dataclass(frozen=True)
+class Project:
+    """A project's features file, as ``project.load`` read and checked it.
+
+    Equal (and hashed) by its paths and the digest of its content and probes, so the tables
+    made with it are cached per file version."""
+
+    path: str  # resolved
+    given: str  # as given, made absolute
+    digest: str  # sha256 of the file and its probes
+    features: Mapping[str, tuple[Mapping[str, Any], ...]] = field(compare=False, hash=False)  # raw, by family
+    groups: Mapping[str, tuple[tuple[str, ...], ...]] = field(compare=False, hash=False)  # '#name' -> targets
+
+    def features_of(self, family: str) -> tuple[Mapping[str, Any], ...]:
+        return self.features.get(family, ())
+
+
 # --------------------------------------------------------------------------- loading
 
 
@@ -159,89 +169,16 @@ def data_file(name: str) -> str:
     return os.path.join(_DATA, *name.split("/"))
 
 
-def read_json(path: str | os.PathLike[str]) -> Any:
-    """A JSON data file of the package (tables, schemas)."""
-    try:
-        with open(path, encoding="utf-8") as fh:
-            return json.load(fh)
-    except (OSError, ValueError) as exc:
-        raise TableError(f"cannot read feature table {os.path.basename(path)}: {exc}") from exc
-
-
-_TYPES: Mapping[str, Callable[[Any], bool]] = {
-    "object": lambda v: isinstance(v, dict),
-    "array": lambda v: isinstance(v, list),
-    "string": lambda v: isinstance(v, str),
-    "integer": lambda v: isinstance(v, int) and not isinstance(v, bool),
-    "boolean": lambda v: isinstance(v, bool),
-    "null": lambda v: v is None,
-}
-
-
-def _kind(value: Any, schema: Mapping[str, Any], where: str) -> str | None:
-    """The JSON type ``value`` matched (``type`` may be a list, e.g. ``["string", "null"]``)."""
-    kinds = schema.get("type")
-    if kinds is None:
-        return None
-    for kind in [kinds] if isinstance(kinds, str) else kinds:
-        if _TYPES[kind](value):
-            return str(kind)
-    raise TableError(f"{where}: expected {kinds if isinstance(kinds, str) else ' or '.join(kinds)}, "
-                     f"got {json.dumps(value)[:60]}")
-
-
-def _check_bounds(value: Any, schema: Mapping[str, Any], kind: str | None, where: str) -> None:
-    if "enum" in schema and value not in schema["enum"]:
-        raise TableError(f"{where}: {json.dumps(value)[:40]} is not one of {schema['enum']}")
-    if "minimum" in schema and value < schema["minimum"]:
-        raise TableError(f"{where}: {value} is below {schema['minimum']}")
-    if kind == "string" and "pattern" in schema and not re.search(schema["pattern"], value):
-        raise TableError(f"{where}: {value[:40]!r} does not match {schema['pattern']}")
-    size = len(value) if kind in ("array", "object") else None
-    if size is not None and size < schema.get("minItems", 0):
-        raise TableError(f"{where}: fewer than {schema['minItems']} items")
-    if size is not None and size > schema.get("maxItems", schema.get("maxProperties", size)):
-        raise TableError(f"{where}: too many items ({size})")
-
-
-def validate_schema(value: Any, schema: Mapping[str, Any], defs: Mapping[str, Any], where: str) -> None:
-    """Check ``value`` against the JSON-Schema subset ``data/*.schema.json`` and ``data/schema.json`` use."""
-    if "$ref" in schema:
-        validate_schema(value, defs[schema["$ref"]], defs, where)
-        return
-    kind = _kind(value, schema, where)
-    _check_bounds(value, schema, kind, where)
-    if kind == "array":
-        prefix = schema.get("prefixItems", ())
-        for i, item in enumerate(value):
-            sub = prefix[i] if i < len(prefix) else schema.get("items")
-            if sub is not None:
-                validate_schema(item, sub, defs, f"{where}[{i}]")
-    if kind == "object":
-        props = schema.get("properties", {})
-        for key in schema.get("required", []):
-            if key not in value:
-                raise TableError(f"{where}: missing required key '{key}'")
-        extra = schema.get("additionalProperties", True)
-        for key, item in value.items():
-            shown = key[:40].encode("unicode_escape").decode("ascii")  # a key may hold any character
-            if key in props:
-                validate_schema(item, props[key], defs, f"{where}.{shown}")
-            elif extra is False:
-                raise TableError(f"{where}: unknown key '{shown}'{did_you_mean(key, props)}")
-            elif isinstance(extra, dict):
-                validate_schema(item, extra, defs, f"{where}.{shown}")
-
-
 @functools.cache
-def _raw_family(family: str) -> Mapping[str, Any]:
+def raw_family(family: str) -> Mapping[str, Any]:
+    """A family's table as written (no overrides applied): what a project's features are checked against."""
     return read_json(os.path.join(_FEATURES, f"{family}.json"))  # type: ignore[no-any-return]
 
 
 def validate_family(family: str) -> None:
     """Check one table against ``data/schema.json`` (the tests do it for every table)."""
     schema = read_json(os.path.join(_DATA, "schema.json"))
-    validate_schema(_raw_family(family), schema, schema["definitions"], f"{family}.json")
+    validate_schema(raw_family(family), schema, schema["definitions"], f"{family}.json")
 
 
 def _checked(fn: F) -> F:
@@ -271,7 +208,7 @@ def machines() -> tuple[Machine, ...]:
     """Every machine of every family, in detection order."""
     out = []
     for fam in families():
-        for m in _raw_family(fam)["machines"]:
+        for m in raw_family(fam)["machines"]:
             out.append(
                 Machine(
                     name=m["name"],
@@ -305,30 +242,30 @@ def machine_by_name(name: str) -> Machine:
 
 @functools.cache
 @_checked
-def all_feature_names() -> Mapping[str, tuple[str, ...]]:
+def all_feature_names(project: Project | None = None) -> Mapping[str, tuple[str, ...]]:
     """Feature name -> every family that has it (AES is both x86's and arm's), over every table."""
     out: dict[str, tuple[str, ...]] = {}
     for fam in families():
-        for f in _features_of(fam):
+        for f in _features_of(fam, project):
             out[f["name"]] = (*out.get(f["name"], ()), fam)
     return out
 
 
-def _features_of(family: str) -> list[Mapping[str, Any]]:
+def _features_of(family: str, project: Project | None) -> list[Mapping[str, Any]]:
     """The raw feature records of a family: the built-in table's, then the project's."""
-    return [*_raw_family(family)["features"], *_PROJECT.get("features", {}).get(family, ())]
+    return [*raw_family(family)["features"], *(project.features_of(family) if project else ())]
 
 
-def families_of(name: str) -> tuple[str, ...]:
+def families_of(name: str, project: Project | None = None) -> tuple[str, ...]:
     """The families a feature name belongs to; empty for a name no table has."""
-    return all_feature_names().get(name, ())
+    return all_feature_names(project).get(name, ())
 
 
 @functools.cache
-def all_names_of(family: str) -> frozenset[str]:
+def all_names_of(family: str, project: Project | None = None) -> frozenset[str]:
     """Feature and extra-check names of one family: what a cache file may name."""
-    raw = _raw_family(family)
-    return frozenset([*(f["name"] for f in _features_of(family)), *(e["name"] for e in raw["extra_checks"])])
+    raw = raw_family(family)
+    return frozenset([*(f["name"] for f in _features_of(family, project)), *(e["name"] for e in raw["extra_checks"])])
 
 
 @functools.cache
@@ -344,7 +281,7 @@ def picks_cpu(arg: str) -> bool:
 @functools.cache
 def native_flags_anywhere() -> frozenset[str]:
     """Every native flag of every family and compiler style (``-march=native``, ``-xHost``, ...)."""
-    return frozenset(f for fam in families() for flags in _raw_family(fam)["native_flag"].values() for f in flags)
+    return frozenset(f for fam in families() for flags in raw_family(fam)["native_flag"].values() for f in flags)
 
 
 @functools.cache
@@ -352,12 +289,17 @@ def compilers_data() -> Mapping[str, Any]:
     return read_json(os.path.join(_DATA, "compilers.json"))  # type: ignore[no-any-return]
 
 
+def reference_compiler() -> str:
+    """The compiler id whose table is the reference: the run-time graph, the dialect of an unknown id."""
+    return str(compilers_data()["reference"])
+
+
 def compiler_spec(compiler_id: str) -> CompilerSpec:
     data = compilers_data()
     entry = data["compilers"].get(compiler_id)
     if entry is None:
-        # Unknown ids (e.g. 'armclang', 'nvidia_hpc') speak the GNU dialect in practice.
-        entry = data["compilers"]["gcc"]
+        # Unknown ids (e.g. 'armclang', 'nvidia_hpc') speak the reference's (GNU) dialect in practice.
+        entry = data["compilers"][reference_compiler()]
     return CompilerSpec(
         id=compiler_id,
         style=entry["style"],
@@ -422,6 +364,7 @@ class Table(NamedTuple):
     # header -> a macro it defines: clang's <vecintrin.h> has no include guard of its own
     header_guards: Mapping[str, str] = {}
     context: tuple[str, ...] = ()  # the user's CPU-selecting args (see normalize_flags)
+    project: Project | None = None  # the project features among these
 
     def get(self, name: str) -> Feature:
         return self.features[name]
@@ -464,19 +407,24 @@ class Table(NamedTuple):
         """Interest of a (multi-)target: the highest member, plus one per extra member."""
         return max(self.features[n].interest for n in target) + len(target) - 1
 
+    def reference(self) -> Table:
+        """This machine's table for the reference compiler: the graph the run-time library judges by."""
+        return table_for(self.machine.name, reference_compiler(), self.project)
 
-def table_for(machine: str, compiler_id: str) -> Table:
-    return _table_for(machine, compiler_id)
+
+def table_for(machine: str, compiler_id: str, project: Project | None = None) -> Table:
+    return _table_for(machine, compiler_id, project)
 
 
 @functools.cache
 @_checked
-def _table_for(machine_name: str, compiler_id: str) -> Table:
+def _table_for(machine_name: str, compiler_id: str, project: Project | None) -> Table:
     machine = machine_by_name(machine_name)
-    raw = _raw_family(machine.family)
+    raw = raw_family(machine.family)
     spec = compiler_spec(compiler_id)
     family_reason = raw["unsupported_styles"].get(spec.style)
-    feats = [_build_feature(f, machine.family, machine.name, spec, family_reason) for f in _features_of(machine.family)]
+    feats = [_build_feature(f, machine.family, machine.name, spec, family_reason)
+             for f in _features_of(machine.family, project)]
     feats.sort(key=lambda f: (f.interest, f.name))
     extras = {e["name"]: ExtraCheck(e["name"], machine.family, e["feature"]) for e in raw["extra_checks"]}
     conflicts = tuple(compilers_data()["flag_conflicts"].get(spec.style, ()))
@@ -489,236 +437,6 @@ def _table_for(machine_name: str, compiler_id: str) -> Table:
         conflicts=conflicts,
         closures={},
         header_guards=dict(raw.get("header_guards", {})),
+        project=project,
     )
 
-
-# --------------------------------------------------------------------------- flags
-
-
-def _split_plus(flag: str) -> tuple[str, list[str]]:
-    head, *exts = flag.split("+")
-    return head, exts
-
-
-def normalize_flags(flags: Sequence[str], conflicts: Sequence[Mapping[str, Any]],
-                    context: Sequence[str] = ()) -> list[str]:
-    """Drop duplicates and resolve conflicting flags, later flags winning.
-
-    For each conflict rule only the last matching flag survives (``-march=``,
-    ``-mcpu=``, ``/arch:``).  With ``merge_plus`` the ``+ext`` parts of the
-    dropped flags are carried into the winner, so ``-march=armv8.2-a+fp16`` and
-    ``-march=armv8.2-a+fp16fml`` become ``-march=armv8.2-a+fp16+fp16fml``.
-
-    ``context`` holds the user's own CPU-selecting flags, which come earlier on the
-    command line.  Additive ``+ext`` flags build on the user's base instead of
-    replacing it (``-march=armv8.4-a+crypto`` + ours ``-march=armv8.2-a+sve`` gives
-    ``-march=armv8.4-a+crypto+sve``), and a ``fold_into`` rule moves our ``+ext``
-    parts onto the user's flag of another kind (``-mcpu=neoverse-v1+sve``), since
-    gcc warns when ``-march`` and ``-mcpu`` disagree.  Level flags without ``+``
-    parts (``-march=arch13``, ``-mcpu=power10``) still win: they are the feature.
-    """
-    out: list[str] = []
-    for f in flags:
-        if f not in out:
-            out.append(f)
-    for rule in conflicts:
-        pat = re.compile(rule["match"])
-        hits = [i for i, f in enumerate(out) if pat.search(f)]
-        if "fold_into" in rule:
-            host = [c for c in context if re.search(rule["fold_into"], c)]
-            if host and hits:
-                exts = [e for i in hits for e in _split_plus(out[i])[1]]
-                out = [f for i, f in enumerate(out) if i not in hits] + ["+".join([host[-1], *dict.fromkeys(exts)])]
-            continue
-        mine = [c for c in context if pat.search(c)]
-        if rule.get("merge_plus") and mine and hits and "+" in out[hits[-1]]:
-            head, theirs = _split_plus(mine[-1])
-            exts = theirs + [e for i in hits for e in _split_plus(out[i])[1]]
-            winner = "+".join([head, *(e for e in dict.fromkeys(exts) if e)])
-            out = [winner if i == hits[-1] else f for i, f in enumerate(out) if i == hits[-1] or i not in hits]
-            continue
-        if len(hits) < 2:
-            continue
-        winner = out[hits[-1]]
-        if rule.get("merge_plus"):
-            head, own = _split_plus(winner)
-            carried: list[str] = []
-            for i in hits[:-1]:
-                carried.extend(_split_plus(out[i])[1])
-            exts = [e for e in dict.fromkeys(carried + own) if e]
-            winner = "+".join([head, *exts])
-        keep = set(hits[:-1])
-        out = [winner if i == hits[-1] else f for i, f in enumerate(out) if i not in keep]
-    return [f for f in out if f not in context]  # the user's own flags are on the command line already
-
-
-# --------------------------------------------------------------------------- digest
-
-
-def data_files() -> list[tuple[str, str]]:
-    """(name under ``data/``, full path) of every table, schema and probe source, sorted by name."""
-    out: list[tuple[str, str]] = []
-    todo = [""]
-    while todo:
-        sub = todo.pop()
-        try:
-            entries = list(os.scandir(os.path.join(_DATA, sub) if sub else _DATA))
-        except OSError:  # as os.walk has it: an unreadable directory is skipped
-            continue
-        for e in entries:
-            rel = f"{sub}/{e.name}" if sub else e.name
-            if e.is_dir():
-                if not e.is_symlink():  # os.walk does not follow links to directories
-                    todo.append(rel)
-            elif e.name.endswith((".json", ".c", ".h")):
-                out.append((rel, e.path))
-    return sorted(out)
-
-
-@functools.cache
-def package_digest() -> str:
-    """sha256 over every table, schema and probe source of the package."""
-    import hashlib
-
-    h = hashlib.sha256()
-    for rel, full in data_files():
-        with open(full, "rb") as fh:
-            h.update(rel.encode() + b"\0" + fh.read() + b"\0")
-    return h.hexdigest()
-
-
-def project_digest() -> str:
-    """The digest of the project features file and its probes in use ('' without one)."""
-    return str(_PROJECT.get("digest", ""))
-
-
-def provenance(digest: str) -> str:
-    """The line a generated file carries to say which tables (``data_digest``) it was made from."""
-    return f"Tables: sha256 {digest}"
-
-
-def data_digest() -> str:
-    """The package's data and the project's features: part of the cache key."""
-    return f"{package_digest()}+{project_digest()}" if project_digest() else package_digest()
-
-
-# --------------------------------------------------------------------------- project features
-
-_PROJECT: dict[str, Any] = {}  # what use_project_file loaded: path, digest, features by family, groups
-
-
-def project_files() -> list[str]:
-    """The project features file in use and its probes (what its features depend on); [] without one."""
-    path = _PROJECT.get("path")
-    if not path:
-        return []
-    # as given and as resolved: a symlink repointed elsewhere changes the stamp of the name given
-    return [str(path), str(_PROJECT["given"]), *(p for fam in _PROJECT["features"].values() for f in fam
-                                                 for p in (f["probe"], f["probe_given"]))]
-
-
-def project_file() -> str | None:
-    """The project features file in use, if any."""
-    path = _PROJECT.get("path")
-    return str(path) if path else None
-
-
-def target_groups() -> Mapping[str, tuple[tuple[str, ...], ...]]:
-    """Named target groups (``#name`` in ``@targets``) of the project features file."""
-    return _PROJECT.get("groups", {})  # type: ignore[no-any-return]
-
-
-def use_project_file(path: str | os.PathLike[str] | None) -> None:
-    """Add a project's features and target groups to the tables (None: built-in tables only)."""
-    _PROJECT.clear()
-    if path:
-        from pathlib import Path
-
-        _PROJECT.update(_load_project(Path(path)))
-    for fn in (all_feature_names, all_names_of, _table_for, package_digest):
-        fn.cache_clear()
-
-
-def _project_error(path: Path, message: str) -> InputError:
-    return InputError(f"features file '{path}': {message}")
-
-
-def _load_project(path: Path) -> dict[str, Any]:
-    try:
-        text = path.read_bytes()
-        doc = json.loads(text)
-    except OSError as exc:
-        raise _project_error(path, f"cannot read it ({exc.strerror})") from exc
-    except ValueError as exc:
-        raise _project_error(path, f"not valid JSON: {exc}") from exc
-    if not isinstance(doc, dict) or set(doc) - {"comment", "features", "groups"}:
-        extra = sorted(set(doc) - {"comment", "features", "groups"}) if isinstance(doc, dict) else []
-        raise _project_error(path, "expected an object with 'features' and/or 'groups'"
-                             + (f"; unknown key '{extra[0]}'{did_you_mean(extra[0], ('FEATURES', 'GROUPS')).lower()}"
-                                if extra else ""))
-    import hashlib
-
-    schema = read_json(data_file("schema.json"))
-    h = hashlib.sha256(text)
-    features: dict[str, list[Mapping[str, Any]]] = {}
-    for fam, records in (doc.get("features") or {}).items():
-        if fam not in families():
-            hint = did_you_mean(fam, [f.upper() for f in families()]).lower()
-            raise _project_error(path, f"unknown family '{fam}'{hint}; "
-                                 f"known: {', '.join(families())}")
-        features[fam] = [_project_feature(path, fam, r, schema, h, i) for i, r in enumerate(records)]
-    for fam, records in features.items():
-        interest = {f["name"]: f["interest"] for f in [*_raw_family(fam)["features"], *records]}
-        names = set(interest)
-        for r in records:
-            taken = [n for n, i in interest.items() if i == r["interest"] and n != r["name"]]
-            if taken:  # interest orders flags (later ones win conflicts) and targets: it must be a total order
-                raise _project_error(path, f"{r['name']}: interest {r['interest']} is {taken[0]}'s; pick another")
-            for dep in [*r["implies"], *(d for ov in r.get("overrides", ()) for d in ov.get("implies", ()))]:
-                if dep not in names:
-                    raise _project_error(path, f"{r['name']} implies '{dep}', not a feature of {fam}"
-                                         f"{did_you_mean(dep, names)}")
-                if interest[dep] >= r["interest"]:
-                    raise _project_error(path, f"{r['name']} implies {dep}: its interest must be above "
-                                         f"{dep}'s ({interest[dep]})")
-    out = {"path": str(path.resolve()), "given": os.path.abspath(path), "features": features}
-    known = {f["name"] for fam in families() for f in [*_raw_family(fam)["features"], *features.get(fam, ())]}
-    out["groups"] = {name.upper(): _project_group(path, name, items, known)
-                     for name, items in (doc.get("groups") or {}).items()}
-    out["digest"] = h.hexdigest()
-    return out
-
-
-def _project_feature(path: Path, fam: str, raw: Any, schema: Mapping[str, Any], h: Any, i: int) -> dict[str, Any]:
-    where = f"{path.name}: features.{fam}[{i}]"
-    try:
-        validate_schema(raw, schema["definitions"]["feature"], schema["definitions"], where)
-    except TableError as exc:
-        raise InputError(str(exc)) from exc
-    name = raw["name"]
-    if any(f["name"] == name for f in _raw_family(fam)["features"]):
-        raise _project_error(path, f"{name} is already a feature of {fam}; pick another name")
-    if "probe" not in raw:
-        raise _project_error(path, f"{name} needs a 'probe': a C file, relative to the features file")
-    given = path.parent / raw["probe"]
-    probe = given.resolve()
-    try:
-        h.update(name.encode() + b"\0" + probe.read_bytes() + b"\0")
-    except OSError as exc:
-        raise _project_error(path, f"{name}: cannot read probe '{raw['probe']}' ({exc.strerror})") from exc
-    return {**raw, "probe": str(probe), "probe_given": os.path.abspath(given)}
-
-
-def _project_group(path: Path, name: str, items: Any, known: set[str]) -> tuple[tuple[str, ...], ...]:
-    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name) or not isinstance(items, list) or not items:
-        raise _project_error(path, f"group '{name}' must be a name holding a non-empty list of targets")
-    out: list[tuple[str, ...]] = []
-    for item in items:
-        members = [item] if isinstance(item, str) else item
-        if not isinstance(members, list) or not members or not all(isinstance(m, str) for m in members):
-            raise _project_error(path, f"group '{name}': a target is a name or a list of names, got {item!r}")
-        for m in members:
-            if m.upper() not in known:
-                raise _project_error(path, f"group '{name}': unknown feature '{m}'{did_you_mean(m, known)}")
-        out.append(tuple(m.upper() for m in members))
-    return tuple(out)

@@ -157,7 +157,7 @@ def own_data(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """A private copy of the package data that a test may edit (the tables' caches see only it)."""
     import shutil
 
-    from ccopt_meson import probe, tables
+    from ccopt_meson import digest, probe, tables
 
     data = tmp_path / "data"
     shutil.copytree(tables.DATA_DIR, data)
@@ -166,7 +166,7 @@ def own_data(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     monkeypatch.setattr(tables, "_DATA", str(data))
     monkeypatch.setattr(tables, "_FEATURES", str(data / "features"))
     monkeypatch.setattr(tables, "_PROBES", str(data / "probes"))
-    caches = [f for f in vars(tables).values() if hasattr(f, "cache_clear")]
+    caches = [f for mod in (tables, digest) for f in vars(mod).values() if hasattr(f, "cache_clear")]
     for f in caches:
         f.cache_clear()
     yield data
@@ -192,7 +192,7 @@ EDITS = ["features/x86.json", "probes/x86/avx2.c", "compilers.json"]
 def test_editing_the_data_misses(fake: Callable[..., Any], tmp_path: Path, own_data: Path, name: str,
                                  same_size: bool) -> None:
     """The key hashes the data's content: an edit that keeps size and mtime is still a miss."""
-    from ccopt_meson import tables
+    from ccopt_meson import digest
 
     build = tmp_path / "build"
     detect_doc(REQ, build_dir=build, runner=fake())
@@ -202,7 +202,7 @@ def test_editing_the_data_misses(fake: Callable[..., Any], tmp_path: Path, own_d
     if same_size:
         os.utime(own_data / name, ns=(before.st_atime_ns, before.st_mtime_ns))
         assert (own_data / name).stat().st_size == before.st_size
-    tables.package_digest.cache_clear()  # a new helper process
+    digest.package_digest.cache_clear()  # a new helper process
     cc = fake()
     assert detect_doc(REQ, build_dir=build, runner=cc)["cache"]["hit"] is False and cc.calls
     assert detect_doc(REQ, build_dir=build, runner=fake())["cache"]["hit"] is True

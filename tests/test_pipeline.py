@@ -288,10 +288,14 @@ def test_detect_changes_no_umask_and_files_get_it(tmp_path: Path) -> None:
 # --------------------------------------------------------------------------- the batch started ahead of the dump
 
 
+def _applies(req: Request) -> bool:
+    return pipeline._Ahead.applies(req, pipeline.expressions(req), None)
+
+
 def test_the_batch_started_ahead_is_used_when_the_dump_agrees(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     gcc = x86_gcc()
     req = Request(command=(gcc,), compiler_id="gcc", cpu_family="x86_64", cross=False, dispatch="avx2 avx512_skx")
-    assert pipeline._Ahead.applies(req, None)
+    assert _applies(req)
     taken: list[object] = []
     take = pipeline._Ahead.take
     monkeypatch.setattr(pipeline._Ahead, "take", lambda self, *a: taken.append(take(self, *a)) or taken[-1])
@@ -306,7 +310,7 @@ def test_a_wrong_guess_is_thrown_away(tmp_path: Path) -> None:
     """Meson's word is only a guess: a compiler that targets another machine gets that machine's answer."""
     cross = need("aarch64-linux-gnu-gcc")
     req = Request(command=(cross,), compiler_id="gcc", cpu_family="x86_64", cross=False, dispatch="max")
-    assert pipeline._Ahead.applies(req, None)
+    assert _applies(req)
     det = pipeline.detect(req)
     right = pipeline.detect(req._replace(cpu_family="aarch64", cross=True))
     assert det.arch == "aarch64" and (det.baseline, det.dispatch) == (right.baseline, right.dispatch)
@@ -315,14 +319,14 @@ def test_a_wrong_guess_is_thrown_away(tmp_path: Path) -> None:
 
 def test_no_guess_where_meson_names_no_single_machine() -> None:
     base = Request(command=("cc",), compiler_id="gcc", cpu_family="x86_64", cross=False)
-    assert not pipeline._Ahead.applies(base._replace(cross=True), None)
-    assert not pipeline._Ahead.applies(base._replace(cross=None), None)
-    assert not pipeline._Ahead.applies(base._replace(compiler_id=None), None)
-    assert not pipeline._Ahead.applies(base._replace(baseline="native"), None)
-    assert not pipeline._Ahead.applies(base._replace(args=("-march=native",)), None)
+    assert not _applies(base._replace(cross=True))
+    assert not _applies(base._replace(cross=None))
+    assert not _applies(base._replace(compiler_id=None))
+    assert not _applies(base._replace(baseline="native"))
+    assert not _applies(base._replace(args=("-march=native",)))
     ppc = [m for m in pipeline.machines() if m.meson_cpu_family == "ppc64"]
     if len(ppc) > 1:  # big- and little-endian POWER share Meson's cpu_family
-        assert not pipeline._Ahead.applies(base._replace(cpu_family="ppc64"), None)
+        assert not _applies(base._replace(cpu_family="ppc64"))
 
 
 def test_no_probe_ahead_where_targets_need_flag_checks_of_their_own() -> None:

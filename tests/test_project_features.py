@@ -5,12 +5,13 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 
-from ccopt_meson import Request, detect, tables
+from ccopt_meson import Request, detect, project, tables
 from ccopt_meson.cli import main
+from ccopt_meson.digest import data_digest
 from ccopt_meson.dispatch import parse_text
 from ccopt_meson.emit_runtime import runtime_table_header
 from ccopt_meson.errors import DispatchSourceError, InputError
@@ -21,45 +22,52 @@ FIXTURE = ROOT / "tests" / "projects" / "project_features" / "features" / "ccopt
 
 
 @pytest.fixture
-def project() -> Iterator[Path]:
-    tables.use_project_file(FIXTURE)
-    try:
-        yield FIXTURE
-    finally:
-        tables.use_project_file(None)
+def proj() -> tables.Project:
+    loaded = project.load(FIXTURE)
+    assert loaded is not None
+    return loaded
 
 
-def test_project_features_join_the_tables(project: Path) -> None:
-    t = tables.table_for("x86_64", "gcc")
+def test_project_features_join_the_tables(proj: tables.Project) -> None:
+    t = tables.table_for("x86_64", "gcc", proj)
     adx = t.get("ADX")
-    assert adx.probe == project.parent / "adx.c" and adx.flags == ("-madx",)
-    assert tables.families_of("ADX") == ("x86",) and "ADX" not in tables.table_for("aarch64", "gcc").features
-    assert "CCOPT_CPU_ADX = " in runtime_table_header()
-    st = parse_text("/*@targets baseline #carry (avx2 fma3) */")
+    assert adx.probe == FIXTURE.parent / "adx.c" and adx.flags == ("-madx",)
+    assert tables.families_of("ADX", proj) == ("x86",)
+    assert "ADX" not in tables.table_for("aarch64", "gcc", proj).features
+    assert "CCOPT_CPU_ADX = " in runtime_table_header(project=proj)
+    st = parse_text("/*@targets baseline #carry (avx2 fma3) */", project=proj)
     assert st.targets == (("ADX",), ("ADX", "BMI2"), ("AVX2", "FMA3"))
-    assert ("AVX2", "FMA3") in parse_text("/*@targets #simd_test */").targets  # numpy 1.26.4's statement
+    assert ("AVX2", "FMA3") in parse_text("/*@targets #simd_test */", project=proj).targets  # numpy 1.26.4's
 
 
-def test_the_file_is_part_of_the_cache_key(project: Path) -> None:
-    with_project = tables.data_digest()
-    tables.use_project_file(None)
-    assert tables.data_digest() != with_project
-    tables.use_project_file(project)
-    assert tables.data_digest() == with_project
+def test_nothing_is_process_wide_state(proj: tables.Project) -> None:
+    """Loading a features file changes no answer for a request that does not carry it."""
+    assert "ADX" not in tables.table_for("x86_64", "gcc").features and not tables.families_of("ADX")
+    assert "CCOPT_CPU_ADX" not in runtime_table_header()
+    with pytest.raises(DispatchSourceError, match="unknown target"):
+        parse_text("/*@targets adx */")
+
+
+def test_the_file_is_part_of_the_cache_key(proj: tables.Project, tmp_path: Path) -> None:
+    assert data_digest(proj) != data_digest(None)
+    assert data_digest(project.load(FIXTURE)) == data_digest(proj)
+    copy = tmp_path / "ccopt.json"
+    copy.write_text(FIXTURE.read_text() + "\n")
+    (tmp_path / "adx.c").write_text((FIXTURE.parent / "adx.c").read_text())
+    assert data_digest(project.load(copy)) != data_digest(proj)
 
 
 @pytest.mark.skipif(os.uname().machine != "x86_64", reason="ADX is an x86 feature")
-def test_detect_probes_a_project_feature(project: Path, gcc: str) -> None:
-    doc = detect(Request(command=(gcc,), dispatch="max")).to_json()
+def test_detect_probes_a_project_feature(proj: tables.Project, gcc: str) -> None:
+    doc = detect(Request(command=(gcc,), dispatch="max", project=proj)).to_json()
     assert doc["features"]["ADX"]["supported"] is True and "ADX" in doc["dispatch"]["names"]
 
 
 def test_cli_option(capsys: pytest.CaptureFixture[str]) -> None:
-    try:
-        assert main(["features", "--arch", "x86_64", "--json", "--features-file", str(FIXTURE)]) == 0
-        assert "ADX" in json.loads(capsys.readouterr().out)["features"]
-    finally:
-        tables.use_project_file(None)
+    assert main(["features", "--arch", "x86_64", "--json", "--features-file", str(FIXTURE)]) == 0
+    assert "ADX" in json.loads(capsys.readouterr().out)["features"]
+    assert main(["features", "--arch", "x86_64", "--json"]) == 0
+    assert "ADX" not in json.loads(capsys.readouterr().out)["features"]
 
 
 def _write(tmp_path: Path, doc: Any, probe: bool = True) -> Path:
@@ -78,7 +86,7 @@ def _feature(**kw: Any) -> dict[str, Any]:
 BAD = [
     ({"features": {"x68": [_feature()]}}, r"unknown family 'x68' \(did you mean 'x86'\?\)"),
     ({"features": {"x86": [_feature(name="AVX2")]}}, "AVX2 is already a feature of x86"),
-    ({"features": {"x86": [_feature(probe="missing.c")]}}, "ZZ: cannot read probe 'missing.c'"),
+    ({"features": {"x86": [_feature(probe="missing.c")]}}, "probe of ZZ '.*missing.c' does not exist"),
     ({"features": {"x86": [_feature(flagz=[])]}}, "unknown key 'flagz'"),
     ({"features": {"x86": [_feature(implies=["SSE5"])]}}, r"ZZ implies 'SSE5', not a feature of x86 \(did you mean"),
     ({"features": {"x86": [_feature(interest=130)]}}, "ZZ: interest 130 is AVX2's; pick another"),
@@ -93,13 +101,11 @@ BAD = [
 @pytest.mark.parametrize(("doc", "message"), BAD, ids=[m[:30] for _, m in BAD])
 def test_mistakes_are_input_errors_naming_the_file(tmp_path: Path, doc: Any, message: str) -> None:
     with pytest.raises(InputError, match=message):
-        tables.use_project_file(_write(tmp_path, doc))
-    tables.use_project_file(None)
+        project.load(_write(tmp_path, doc))
 
 
-def test_unknown_target_group(project: Path) -> None:
+def test_unknown_target_group(proj: tables.Project) -> None:
     with pytest.raises(DispatchSourceError, match=r"unknown target group '#simd_tst' \(did you mean '#SIMD_TEST'\?\)"):
-        parse_text("/*@targets #simd_tst */")
-    tables.use_project_file(None)
+        parse_text("/*@targets #simd_tst */", project=proj)
     with pytest.raises(DispatchSourceError, match="groups are defined in the project's features file"):
         parse_text("/*@targets #simd_test */")

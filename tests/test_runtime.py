@@ -181,7 +181,7 @@ def usable(doc: Mapping[str, Any]) -> set[str]:
 
 
 def table(machine: str) -> Table:
-    return tables.table_for(machine, emit_runtime.COMPILER_ID)
+    return tables.table_for(machine, tables.reference_compiler())
 
 
 def expected_have(t: Table, raw: set[str]) -> set[str]:
@@ -529,14 +529,15 @@ def test_seam_applies_environment_masks(build: Builder) -> None:
 def test_runtime_table_generator_refuses_bad_data() -> None:
     """Maintainer-facing: ``python -m ccopt_meson.emit_runtime`` checks the runtime recipes it turns into C."""
     from ccopt_meson import emit_runtime as er
+    from ccopt_meson.errors import TableError
 
-    with pytest.raises(ValueError, match=r"^refusing to emit 'a\"b' as a C string literal$"):
+    with pytest.raises(TableError, match=r"^refusing to emit 'a\"b' as a C string literal$"):
         er._c_string('a"b')
-    with pytest.raises(ValueError, match=r"^x86_64: AVX2: bad cpuid entry \[7, 0, 'exx', 5\]$"):
+    with pytest.raises(TableError, match=r"^x86_64: AVX2: bad cpuid entry \[7, 0, 'exx', 5\]$"):
         er._cpuid_bits({"cpuid": [[7, 0, "exx", 5]]}, "x86_64: AVX2")
-    with pytest.raises(ValueError, match="^aarch64: SVE: hwcap bit 64 out of range$"):
+    with pytest.raises(TableError, match="^aarch64: SVE: hwcap bit 64 out of range$"):
         er._mask([3, 64], "aarch64: SVE")
-    with pytest.raises(ValueError, match="^x86_64: AVX2: win_pf must be positive$"):
+    with pytest.raises(TableError, match="^x86_64: AVX2: win_pf must be positive$"):
         er._MachineData("x86_64").add_feature("AVX2", {"win_pf": 0}, [], False)
 
 

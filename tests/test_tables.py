@@ -10,17 +10,19 @@ import pytest
 
 from ccopt_meson import tables
 from ccopt_meson.errors import TableError
+from ccopt_meson.flags import normalize_flags
+from ccopt_meson.schema import read_json, validate_schema
 
 STYLES = tables.compilers_data()["styles"]
 IDS = list(tables.compilers_data()["compilers"])
 MACHINES = [m.name for m in tables.machines()]
-RECORDS = [(m, f["name"]) for m in tables.machines() for f in tables._raw_family(m.family)["features"]]
+RECORDS = [(m, f["name"]) for m in tables.machines() for f in tables.raw_family(m.family)["features"]]
 
 
 @pytest.mark.parametrize("family", tables.families())
 def test_table_validates_against_schema(family: str) -> None:
     tables.validate_family(family)
-    assert tables._raw_family(family)["family"] == family
+    assert tables.raw_family(family)["family"] == family
 
 
 @pytest.mark.parametrize("machine,name", [(m.name, n) for m, n in RECORDS])
@@ -51,14 +53,14 @@ def test_implication_respects_interest(machine: str, compiler_id: str) -> None:
 
 @pytest.mark.parametrize("family", tables.families())
 def test_interest_is_a_total_order(family: str) -> None:
-    interests = [f["interest"] for f in tables._raw_family(family)["features"]]
+    interests = [f["interest"] for f in tables.raw_family(family)["features"]]
     assert len(set(interests)) == len(interests)
 
 
 @pytest.mark.parametrize("family", tables.families())
 def test_names_are_unique_in_a_family_and_found_in_each_of_theirs(family: str) -> None:
     """A name may belong to several families (AES on x86 and arm): lookups return all of them."""
-    names = [f["name"] for f in tables._raw_family(family)["features"]]
+    names = [f["name"] for f in tables.raw_family(family)["features"]]
     assert len(names) == len(set(names))
     for name in names:
         assert family in tables.families_of(name)
@@ -108,10 +110,10 @@ def test_msvc_never_maps_sse4_to_avx() -> None:
 
 def test_normalize_keeps_last_and_merges_plus_parts() -> None:
     conflicts = tables.compilers_data()["flag_conflicts"]["gnu"]
-    got = tables.normalize_flags(["-mfpu=neon", "-march=armv8-a+simd", "-mfpu=neon-fp-armv8", "-march=armv8.2-a+fp16"],
+    got = normalize_flags(["-mfpu=neon", "-march=armv8-a+simd", "-mfpu=neon-fp-armv8", "-march=armv8.2-a+fp16"],
                                  conflicts)
     assert got == ["-mfpu=neon-fp-armv8", "-march=armv8.2-a+simd+fp16"]
-    assert tables.normalize_flags(["-msse", "-msse"], conflicts) == ["-msse"]
+    assert normalize_flags(["-msse", "-msse"], conflicts) == ["-msse"]
 
 
 def test_schema_rejects_an_unknown_key() -> None:
@@ -119,11 +121,11 @@ def test_schema_rejects_an_unknown_key() -> None:
     raw = json.loads((tables.FEATURES_DIR / "s390x.json").read_text())
     raw["features"][0]["flagz"] = []
     with pytest.raises(tables.TableError, match="unknown key 'flagz'"):
-        tables.validate_schema(raw, schema, schema["definitions"], "s390x.json")
+        validate_schema(raw, schema, schema["definitions"], "s390x.json")
 
 
 def test_a_malformed_table_is_a_table_error_not_a_traceback(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(tables, "_raw_family", lambda family: {"family": family, "machines": [{"name": "x"}]})
+    monkeypatch.setattr(tables, "raw_family", lambda family: {"family": family, "machines": [{"name": "x"}]})
     tables.machines.cache_clear()
     try:
         with pytest.raises(tables.TableError, match="missing required key 'unsupported_styles'"):
@@ -145,13 +147,14 @@ def test_flags_build_on_the_users_own_cpu_choice() -> None:
 
 
 def test_compilers_json_matches_its_schema() -> None:
-    from ccopt_meson.tables import DATA_DIR, compilers_data, read_json, validate_schema
+    from ccopt_meson.tables import DATA_DIR, compilers_data
 
     schema = read_json(DATA_DIR / "compilers.schema.json")
     validate_schema(compilers_data(), schema, schema["definitions"], "compilers.json")
     data = compilers_data()
     for cid, entry in data["compilers"].items():  # every id names a known driver and style
         assert entry["driver"] in data["drivers"] and entry["style"] in data["styles"], cid
+    assert data["reference"] in data["compilers"]
 
 
 # --------------------------------------------------------------------------- every table message
@@ -159,7 +162,7 @@ def test_compilers_json_matches_its_schema() -> None:
 
 def test_table_errors(tmp_path: Path) -> None:
     with pytest.raises(TableError, match=r"^cannot read feature table nope\.json: "):
-        tables.read_json(tmp_path / "nope.json")
+        read_json(tmp_path / "nope.json")
     schema = json.loads((tables.DATA_DIR / "schema.json").read_text())
     defs = schema["definitions"]
 
@@ -167,7 +170,7 @@ def test_table_errors(tmp_path: Path) -> None:
         raw = json.loads((tables.FEATURES_DIR / "s390x.json").read_text())
         edit(raw)
         with pytest.raises(TableError) as exc:
-            tables.validate_schema(raw, schema, defs, "s390x.json")
+            validate_schema(raw, schema, defs, "s390x.json")
         assert str(exc.value) == message
 
     fails(lambda r: r["features"][0].update(interest="10"),

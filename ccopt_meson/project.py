@@ -1,0 +1,118 @@
+"""A project's features file: its own features and named target groups, read and checked.
+
+The file uses the feature schema of the built-in tables plus a ``probe`` path relative to the
+file, and ``groups`` usable as ``#name`` in ``@targets``.  ``load`` turns it into a
+``tables.Project`` that a ``Request`` carries; nothing here is process-wide state.  The file
+and its probes are untrusted input, read like dispatch sources: regular files only, bounded.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+from typing import TYPE_CHECKING
+
+from . import fsio
+from .errors import InputError, TableError, did_you_mean
+from .schema import read_json, validate_schema
+from .tables import Project, data_file, families, raw_family
+
+if TYPE_CHECKING:
+    from typing import Any, Mapping
+
+__all__ = ["load", "MAX_BYTES"]
+
+MAX_BYTES = 1 << 20  # a features file or one of its probes; numpy's whole meson_cpu/ is ~40 KiB
+_KEYS = ("comment", "features", "groups")
+
+
+def _error(path: str, message: str) -> InputError:
+    return InputError(f"features file '{path}': {message}")
+
+
+def _read(path: str, what: str) -> bytes:
+    try:
+        return fsio.read_bounded(path, MAX_BYTES, what)
+    except (FileNotFoundError, NotADirectoryError) as exc:
+        raise InputError(f"{what} '{fsio.show_path(path)}' does not exist") from exc
+
+
+def load(path: str | os.PathLike[str] | None) -> Project | None:
+    """The project features of the file at ``path`` (None: built-in tables only)."""
+    if not path:
+        return None
+    given = os.path.abspath(path)
+    shown = os.fspath(path)
+    text = _read(given, "features file")
+    try:
+        doc = json.loads(text)
+    except (ValueError, RecursionError) as exc:
+        raise _error(shown, f"not valid JSON: {exc}") from exc
+    if not isinstance(doc, dict) or set(doc) - set(_KEYS):
+        extra = sorted(set(doc) - set(_KEYS)) if isinstance(doc, dict) else []
+        raise _error(shown, "expected an object with 'features' and/or 'groups'"
+                     + (f"; unknown key '{extra[0]}'{did_you_mean(extra[0], ('FEATURES', 'GROUPS')).lower()}"
+                        if extra else ""))
+    h = hashlib.sha256(text)
+    schema = read_json(data_file("schema.json"))
+    base = os.path.dirname(given)
+    features: dict[str, tuple[Mapping[str, Any], ...]] = {}
+    for fam, records in (doc.get("features") or {}).items():
+        if fam not in families():
+            hint = did_you_mean(fam, [f.upper() for f in families()]).lower()
+            raise _error(shown, f"unknown family '{fam}'{hint}; known: {', '.join(families())}")
+        if not isinstance(records, list):
+            raise _error(shown, f"features.{fam} must be a list of features")
+        features[fam] = tuple(_feature(shown, base, fam, r, schema, h, i) for i, r in enumerate(records))
+    for fam, records in features.items():
+        _check_graph(shown, fam, records)
+    known = {f["name"] for fam in families() for f in [*raw_family(fam)["features"], *features.get(fam, ())]}
+    groups = {name.upper(): _group(shown, name, items, known) for name, items in (doc.get("groups") or {}).items()}
+    return Project(path=os.path.realpath(given), given=given, digest=h.hexdigest(), features=features, groups=groups)
+
+
+def _feature(shown: str, base: str, fam: str, raw: Any, schema: Mapping[str, Any], h: Any, i: int) -> dict[str, Any]:
+    where = f"{os.path.basename(shown)}: features.{fam}[{i}]"
+    try:
+        validate_schema(raw, schema["definitions"]["feature"], schema["definitions"], where)
+    except TableError as exc:
+        raise InputError(str(exc)) from exc
+    name = raw["name"]
+    if any(f["name"] == name for f in raw_family(fam)["features"]):
+        raise _error(shown, f"{name} is already a feature of {fam}; pick another name")
+    if "probe" not in raw:
+        raise _error(shown, f"{name} needs a 'probe': a C file, relative to the features file")
+    given = os.path.join(base, raw["probe"])
+    h.update(name.encode() + b"\0" + _read(given, f"probe of {name}") + b"\0")
+    return {**raw, "probe": os.path.realpath(given)}
+
+
+def _check_graph(shown: str, fam: str, records: tuple[Mapping[str, Any], ...]) -> None:
+    interest = {f["name"]: f["interest"] for f in [*raw_family(fam)["features"], *records]}
+    names = set(interest)
+    for r in records:
+        taken = [n for n, i in interest.items() if i == r["interest"] and n != r["name"]]
+        if taken:  # interest orders flags (later ones win conflicts) and targets: it must be a total order
+            raise _error(shown, f"{r['name']}: interest {r['interest']} is {taken[0]}'s; pick another")
+        for dep in [*r["implies"], *(d for ov in r.get("overrides", ()) for d in ov.get("implies", ()))]:
+            if dep not in names:
+                raise _error(shown, f"{r['name']} implies '{dep}', not a feature of {fam}{did_you_mean(dep, names)}")
+            if interest[dep] >= r["interest"]:
+                raise _error(shown, f"{r['name']} implies {dep}: its interest must be above {dep}'s ({interest[dep]})")
+
+
+def _group(shown: str, name: str, items: Any, known: set[str]) -> tuple[tuple[str, ...], ...]:
+    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name) or not isinstance(items, list) or not items:
+        raise _error(shown, f"group '{name}' must be a name holding a non-empty list of targets")
+    out: list[tuple[str, ...]] = []
+    for item in items:
+        members = [item] if isinstance(item, str) else item
+        if not isinstance(members, list) or not members or not all(isinstance(m, str) for m in members):
+            raise _error(shown, f"group '{name}': a target is a name or a list of names, got {item!r}")
+        for m in members:
+            if m.upper() not in known:
+                raise _error(shown, f"group '{name}': unknown feature '{m}'{did_you_mean(m, known)}")
+        out.append(tuple(m.upper() for m in members))
+    return tuple(out)

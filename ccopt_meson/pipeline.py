@@ -279,14 +279,19 @@ def _plan(req: Request, expr: Expressions, seed: Probed | None, runner: Runner |
     from .probe import Scratch, Session, probe_features
 
     with Scratch(runner) as scratch:
-        guess = compiler_spec(req.compiler_id or reference_compiler()).driver
-        cc = None if seed else _identify(Session(scratch, req.command, req.args, req.lang, guess), req)
+        # Meson's id (or, without one, the reference's driver) drives the macro dump that identifies the
+        # compiler; the probes then use the identified compiler's driver, the same session when it agrees.
+        guess = compiler_spec(seed.compiler_id if seed else req.compiler_id or reference_compiler()).driver
+        session = Session(scratch, req.command, req.args, req.lang, guess)
+        cc = None if seed else _identify(session, req)
         cid = seed.compiler_id if seed else cc.id  # type: ignore[union-attr]
         version = seed.compiler_version if seed else cc.version  # type: ignore[union-attr]
         arch = seed.arch if seed else (cc.machine.name if cc and cc.machine else None)
         if arch is None:
             return Probed(None, cid, version, {}), scratch.processes
-        session = Session(scratch, req.command, req.args, req.lang, compiler_spec(cid).driver)
+        driver = compiler_spec(cid).driver
+        if driver != guess:
+            session = Session(scratch, req.command, req.args, req.lang, driver)
         table = _table(req, Probed(arch, cid, version, {}))
         assert table is not None
         native: set[str] = set(seed.native) if seed else set()

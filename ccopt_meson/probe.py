@@ -536,12 +536,10 @@ def _owners(table: Table, names: Iterable[str]) -> tuple[dict[str, str], dict[st
     probe_owner: dict[str, str] = {}
     flag_owner: dict[str, list[str]] = {}
     for n in names:
-        if n in table.features:
-            probe_owner[probe_ref(table.features[n].probe)[0]] = n
-            for f in table.features[n].flags:
-                flag_owner.setdefault(f, []).append(n)
-        else:
-            probe_owner[probe_ref(table.extra_checks[n].probe)[0]] = n
+        subject = table.subject(n)
+        probe_owner[probe_ref(subject.probe)[0]] = n
+        for f in subject.flags:
+            flag_owner.setdefault(f, []).append(n)
     return probe_owner, flag_owner
 
 
@@ -550,10 +548,10 @@ def _batch(session: Session, table: Table, features: list[str], extras: list[str
     """Compile candidates together until the rest passes; False if a failure can't be placed."""
     for _ in range(len(features) + len(extras) + 1):
         live = [n for n in features if n not in outcomes]
-        live_extras = [e for e in extras if e not in outcomes and table.extra_checks[e].feature in live]
+        live_extras = [e for e in extras if e not in outcomes and table.subject(e).owner in live]
         if not live:
             return True
-        probes = [table.features[n].probe for n in live] + [table.extra_checks[e].probe for e in live_extras]
+        probes = [table.subject(n).probe for n in live + live_extras]
         unit, include = session.write_unit(probes)
         res = session.compile(unit, [*table.flags_for(live), *include])
         probe_owner, flag_owner = _owners(table, live + live_extras)
@@ -588,10 +586,8 @@ def _guilty(session: Session, table: Table, suspects: list[str]) -> dict[str, Ou
 
 
 def _one(session: Session, table: Table, name: str) -> Outcome:
-    is_extra = name in table.extra_checks
-    probe = table.extra_checks[name].probe if is_extra else table.features[name].probe
-    owner = table.extra_checks[name].feature if is_extra else name
-    res = session.compile(probe, table.flags_for([owner]))
+    subject = table.subject(name)
+    res = session.compile(subject.probe, table.flags_for([subject.owner]))
     probe_owner, flag_owner = _owners(table, [name])
     diag = diagnose(res.output, res.returncode, probe_owner, flag_owner)
     if not diag.bad:
@@ -602,8 +598,8 @@ def _one(session: Session, table: Table, name: str) -> Outcome:
 
 def _one_by_one(session: Session, table: Table, names: list[str], outcomes: dict[str, Outcome]) -> None:
     """Probe each candidate alone, in parallel, lowest interest first, pruning above failures."""
-    feats = [n for n in table.sort(n for n in names if n in table.features) if n not in outcomes]
-    extras = [n for n in names if n in table.extra_checks and n not in outcomes]
+    feats = [n for n in table.sort(n for n in names if table.subject(n).owner == n) if n not in outcomes]
+    extras = [n for n in names if table.subject(n).owner != n and n not in outcomes]
     from concurrent.futures import FIRST_COMPLETED, wait
 
     running: dict[Future[Outcome], str] = {}
@@ -621,7 +617,7 @@ def _one_by_one(session: Session, table: Table, names: list[str], outcomes: dict
             done, _ = wait(list(running), return_when=FIRST_COMPLETED)
             for fut in done:
                 outcomes[running.pop(fut)] = fut.result()
-        ready = [e for e in extras if outcomes.get(table.extra_checks[e].feature, Outcome(False)).supported]
+        ready = [e for e in extras if outcomes.get(table.subject(e).owner, Outcome(False)).supported]
         for e, out in zip(ready, pool.map(lambda e: _one(session, table, e), ready)):
             outcomes[e] = out
 
@@ -677,6 +673,7 @@ def probe_features(session: Session, table: Table, names: Iterable[str],
         _one_by_one(session, table, [n for n in wanted if n not in outcomes] + extras, outcomes)
     _verify_own_flags(session, table, fresh, outcomes)
     for e in extras:
-        if not outcomes.get(table.extra_checks[e].feature, Outcome(False)).supported:
-            outcomes[e] = Outcome(False, f"requires {table.extra_checks[e].feature}, which is unsupported")
+        owner = table.subject(e).owner
+        if not outcomes.get(owner, Outcome(False)).supported:
+            outcomes[e] = Outcome(False, f"requires {owner}, which is unsupported")
     return outcomes

@@ -101,13 +101,26 @@ class Feature(NamedTuple):
             return Path(self.probe_file)
         return Path(_PROBES, self.family, f"{self.name.lower()}.c")
 
+    @property
+    def owner(self) -> str:
+        """The feature whose flags its probe is compiled with: itself."""
+        return self.name
+
 
 class ExtraCheck(NamedTuple):
-    """An optional sub-feature (e.g. AVX512F_REDUCE): a define when its probe compiles."""
+    """An optional sub-feature (e.g. AVX512F_REDUCE): a define when its probe compiles.
+
+    A probe subject like a feature (``Table.subject``): compiled with its feature's flags, and
+    only where that feature is supported."""
 
     name: str
     family: str
     feature: str
+    flags: tuple[str, ...] = ()  # none of its own
+
+    @property
+    def owner(self) -> str:
+        return self.feature
 
     @property
     def probe(self) -> Path:
@@ -368,6 +381,11 @@ class Table(NamedTuple):
 
     def get(self, name: str) -> Feature:
         return self.features[name]
+
+    def subject(self, name: str) -> Feature | ExtraCheck:
+        """What a probe of ``name`` compiles: a feature, or an extra check (under its feature's flags)."""
+        found = self.features.get(name)
+        return found if found is not None else self.extra_checks[name]
 
     def closure(self, names: Iterable[str]) -> frozenset[str]:
         """The names plus everything they imply, transitively (cycles allowed)."""

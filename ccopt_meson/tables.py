@@ -18,7 +18,6 @@ from __future__ import annotations
 import functools
 import os
 import re
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, NamedTuple
 
 from .errors import InputError, TableError, did_you_mean
@@ -157,8 +156,7 @@ class CompilerSpec(NamedTuple):
     version_macros: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
-class Project:
+class Project(NamedTuple):
     """A project's features file, as ``project.load`` read and checked it.
 
     Equal (and hashed) by its paths and the digest of its content and probes, so the tables
@@ -167,8 +165,20 @@ class Project:
     path: str  # resolved
     given: str  # as given, made absolute
     digest: str  # sha256 of the file and its probes
-    features: Mapping[str, tuple[Mapping[str, Any], ...]] = field(compare=False, hash=False)  # raw, by family
-    groups: Mapping[str, tuple[tuple[str, ...], ...]] = field(compare=False, hash=False)  # '#name' -> targets
+    features: Mapping[str, tuple[Mapping[str, Any], ...]]  # raw records, by family
+    groups: Mapping[str, tuple[tuple[str, ...], ...]]  # '#name' -> its targets
+
+    def _identity(self) -> tuple[str, str, str]:
+        return (self.path, self.given, self.digest)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Project) and self._identity() == other._identity()
+
+    def __ne__(self, other: object) -> bool:
+        return not self == other
+
+    def __hash__(self) -> int:
+        return hash(self._identity())
 
     def features_of(self, family: str) -> tuple[Mapping[str, Any], ...]:
         return self.features.get(family, ())

@@ -20,7 +20,7 @@ from . import fsio
 from .errors import DispatchSourceError, InputError, did_you_mean, unknown_names
 from .records import Detection
 from .tables import Table, all_feature_names
-from .tokens import TARGETS_SEPARATORS, lex, show
+from .tokens import TARGETS_KEYWORDS, TARGETS_SEPARATORS, lex, show
 
 if TYPE_CHECKING:
     from typing import Sequence
@@ -128,7 +128,7 @@ class _Parser:
 
     def _name(self, text: str, following: str) -> None:
         up = text.upper()
-        if up == "BASELINE":
+        if up in TARGETS_KEYWORDS:
             if self.group is not None:
                 raise self.fail("'baseline' cannot be part of a group")
             self.baseline = True

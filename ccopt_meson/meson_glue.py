@@ -31,6 +31,7 @@ from . import cache, dispatch, emit, fsio, pipeline
 from .digest import data_digest, provenance
 from .errors import InputError
 from .records import Detection, Request
+from .tokens import show
 
 if TYPE_CHECKING:
     from typing import Sequence, Union
@@ -203,6 +204,8 @@ def kernel(arg: str, project: Project | None = None) -> Kernel:
         return Kernel(_for_meson(arg), st, "the @targets statement")
     source, _, text = arg.rpartition(":")  # no target list holds ':'
     source = source.strip()
+    if not source:
+        raise InputError(f"targets: '{show(arg)}' names no source before the ':'; write 'SOURCE: TARGETS'")
     return Kernel(_for_meson(source), dispatch.parse_targets(text, f"targets of {source}", project), "the target list")
 
 

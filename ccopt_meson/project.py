@@ -18,6 +18,7 @@ from . import fsio
 from .errors import InputError, TableError, did_you_mean
 from .schema import read_json, validate_schema
 from .tables import Project, data_file, families, raw_family
+from .tokens import RESERVED
 
 if TYPE_CHECKING:
     from typing import Any, Mapping
@@ -69,7 +70,13 @@ def load(path: str | os.PathLike[str] | None) -> Project | None:
     for fam, records in features.items():
         _check_graph(shown, fam, records)
     known = {f["name"] for fam in families() for f in [*raw_family(fam)["features"], *features.get(fam, ())]}
-    groups = {name.upper(): _group(shown, name, items, known) for name, items in (doc.get("groups") or {}).items()}
+    groups: dict[str, tuple[tuple[str, ...], ...]] = {}
+    for name, items in (doc.get("groups") or {}).items():
+        if name.upper() in groups:  # '#name' is case-insensitive like every other name
+            other = next(g for g in doc["groups"] if g.upper() == name.upper())
+            raise _error(shown, f"groups '{other}' and '{name}' differ only in case, and '#name' ignores case; "
+                         "rename one")
+        groups[name.upper()] = _group(shown, name, items, known)
     return Project(path=os.path.realpath(given), given=given, digest=h.hexdigest(), features=features, groups=groups)
 
 
@@ -80,6 +87,9 @@ def _feature(shown: str, base: str, fam: str, raw: Any, schema: Mapping[str, Any
     except TableError as exc:
         raise InputError(str(exc)) from exc
     name = raw["name"]
+    if name in RESERVED:
+        raise _error(shown, f"'{name}' is a keyword of cpu-baseline/cpu-dispatch or @targets, not a feature name; "
+                     "pick another name")
     if any(f["name"] == name for f in raw_family(fam)["features"]):
         raise _error(shown, f"{name} is already a feature of {fam}; pick another name")
     if "probe" not in raw:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from .errors import InputError, unknown_names
 from .tables import Table, all_feature_names
-from .tokens import EXPRESSION_SEPARATORS, lex, show
+from .tokens import EXPRESSION_KEYWORDS, EXPRESSION_SEPARATORS, lex, show
 
 if TYPE_CHECKING:
     from typing import Iterable, Mapping, Sequence
@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 
 __all__ = ["SPECIAL", "Token", "tokenize", "render_tokens", "uses", "evaluate", "Resolution", "resolve"]
 
-SPECIAL = ("MIN", "MAX", "NATIVE", "DETECT", "NONE")
+SPECIAL = EXPRESSION_KEYWORDS
 
 
 class Token(NamedTuple):

@@ -50,12 +50,17 @@ def _kind(value: Any, schema: Mapping[str, Any], where: str) -> str | None:
                      f"got {json.dumps(value)[:60]}")
 
 
+def _anchored(pattern: str) -> str:
+    """JSON Schema's ``$`` is the end of the string; Python's also matches before a final line break."""
+    return pattern[:-1] + r"\Z" if pattern.endswith("$") and not pattern.endswith(r"\$") else pattern
+
+
 def _check_bounds(value: Any, schema: Mapping[str, Any], kind: str | None, where: str) -> None:
     if "enum" in schema and value not in schema["enum"]:
         raise TableError(f"{where}: {json.dumps(value)[:40]} is not one of {schema['enum']}")
     if "minimum" in schema and value < schema["minimum"]:
         raise TableError(f"{where}: {value} is below {schema['minimum']}")
-    if kind == "string" and "pattern" in schema and not re.search(schema["pattern"], value):
+    if kind == "string" and "pattern" in schema and not re.search(_anchored(schema["pattern"]), value):
         raise TableError(f"{where}: {value[:40]!r} does not match {schema['pattern']}")
     size = len(value) if kind in ("array", "object") else None
     if size is not None and size < schema.get("minItems", 0):

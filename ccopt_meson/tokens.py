@@ -12,7 +12,12 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
-__all__ = ["Lexeme", "lex", "show", "EXPRESSION_SEPARATORS", "TARGETS_SEPARATORS"]
+__all__ = ["Lexeme", "lex", "show", "EXPRESSION_SEPARATORS", "TARGETS_SEPARATORS", "EXPRESSION_KEYWORDS",
+           "TARGETS_KEYWORDS", "RESERVED"]
+
+EXPRESSION_KEYWORDS = ("MIN", "MAX", "NATIVE", "DETECT", "NONE")
+TARGETS_KEYWORDS = ("BASELINE",)
+RESERVED = frozenset(EXPRESSION_KEYWORDS + TARGETS_KEYWORDS)  # never a feature's name
 
 EXPRESSION_SEPARATORS = r"[\s,]+"  # numpy's option syntax: 'max -xop', 'max,-xop'
 TARGETS_SEPARATORS = r"[\s*,/]+"  # a C comment's own characters separate too

@@ -188,6 +188,12 @@ def test_a_header_named_source_is_not_replaced_by_its_header(tmp_path: Path, fea
     assert src.read_text() == "/*@targets avx2 */\n"
 
 
+@pytest.mark.parametrize("arg", [": avx2", "  : avx2 fma3"])
+def test_a_target_list_without_a_source_is_refused(tmp_path: Path, feature_file: Path, arg: str) -> None:
+    one_error(targets(feature_file, arg, out=tmp_path), "names no source before the ':'; write 'SOURCE: TARGETS'")
+    assert not list(tmp_path.glob(".*h")) and not (tmp_path / ".h").exists()
+
+
 def test_a_hand_written_header_is_not_overwritten(tmp_path: Path, feature_file: Path) -> None:
     (tmp_path / "dot.c").write_text("/*@targets avx2 */\n")
     (tmp_path / "dot.h").write_text("int dot(void);\n")

@@ -109,3 +109,59 @@ def test_unknown_target_group(proj: tables.Project) -> None:
         parse_text("/*@targets #simd_tst */", project=proj)
     with pytest.raises(DispatchSourceError, match="groups are defined in the project's features file"):
         parse_text("/*@targets #simd_test */")
+
+
+# --------------------------------------------------------------------------- an untrusted input, like sources
+
+
+@pytest.mark.parametrize("name", ["BASELINE", "NONE", "MAX", "MIN", "NATIVE", "DETECT"])
+def test_a_keyword_is_no_feature_name(tmp_path: Path, name: str) -> None:
+    with pytest.raises(InputError, match=f"'{name}' is a keyword of cpu-baseline/cpu-dispatch or @targets"):
+        project.load(_write(tmp_path, {"features": {"x86": [_feature(name=name)]}}))
+
+
+def test_groups_that_differ_only_in_case_are_refused(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="groups 'fast' and 'FAST' differ only in case"):
+        project.load(_write(tmp_path, {"groups": {"fast": ["AVX2"], "FAST": ["SSE41"]}}))
+
+
+@pytest.mark.parametrize("header", ["immintrin.h>\n#define malloc evil //", "x.h\n", "a\"b.h", "../x.h", "x.c", ""])
+def test_a_header_is_a_plain_file_name(tmp_path: Path, header: str) -> None:
+    with pytest.raises(InputError, match=r"headers\[0\]: .* does not match"):
+        project.load(_write(tmp_path, {"features": {"x86": [_feature(headers=[header])]}}))
+
+
+def test_a_name_with_a_trailing_line_break_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match=r"name: 'ZZ\\n' does not match"):
+        project.load(_write(tmp_path, {"features": {"x86": [_feature(name="ZZ\n")]}}))
+
+
+def test_plain_headers_are_accepted(tmp_path: Path) -> None:
+    loaded = project.load(_write(tmp_path, {"features": {"x86": [_feature(headers=["immintrin.h", "sys/x-y.h"])]}}))
+    assert loaded is not None and loaded.features["x86"][0]["headers"] == ["immintrin.h", "sys/x-y.h"]
+
+
+@pytest.mark.parametrize("kind", ["device", "fifo", "directory", "huge"])
+@pytest.mark.parametrize("which", ["file", "probe"])
+def test_the_file_and_its_probes_are_read_bounded(tmp_path: Path, kind: str, which: str) -> None:
+    """/dev/zero, a FIFO, a directory or a file over the cap: one line naming it, never a hang or a MemoryError."""
+    good = _write(tmp_path, {"features": {"x86": [_feature(probe="q.c")]}}, probe=False)
+    target = good if which == "file" else tmp_path / "q.c"
+    if kind == "device":
+        target.unlink(missing_ok=True)
+        target.symlink_to("/dev/zero")
+    elif kind == "fifo":
+        target.unlink(missing_ok=True)
+        os.mkfifo(target)
+    elif kind == "directory":
+        target.unlink(missing_ok=True)
+        target.mkdir()
+    else:
+        with open(target, "ab") as fh:
+            fh.write(b" " * (project.MAX_BYTES + 1))
+    expected = {"device": "is a device, not a regular file", "fifo": "is a FIFO, not a regular file",
+                "directory": "is a directory, not a regular file",
+                "huge": f"more than the {project.MAX_BYTES} this tool reads"}
+    with pytest.raises(InputError, match=expected[kind]) as exc:
+        project.load(good)
+    assert "\n" not in str(exc.value)

@@ -428,6 +428,8 @@ class Session:
         self.lang = lang
         self.driver = driver
         self.args = self._probe_args(args)
+        self._staged: dict[Path, Path] = {}
+        self._stage_lock = threading.Lock()
 
     def _probe_args(self, args: Sequence[str]) -> list[str]:
         """The user's args minus warning options and output names (per driver): those change no code,
@@ -479,18 +481,34 @@ class Session:
             return ProcResult(1, res.output + f"{self.command[0]}: error: exited 0 but wrote no object file\n")
         return res
 
-    def write_unit(self, probes: Iterable[Path]) -> tuple[Path, list[str]]:
+    def stage(self, probe: Path) -> Path:
+        """The probe's copy in the scratch directory, under the name it is included by.
+
+        A compiler writes the path of every file it reads into its output (``# line`` markers in
+        the assembly): gcc's gas stops at a ``"`` in such a path.  The package and a project may
+        live anywhere, so no probe is compiled from there; the scratch's own path is ours.
+        """
+        with self._stage_lock:
+            copy = self._staged.get(probe)
+            if copy is None:
+                copy = self.scratch.dir / "probes" / probe_ref(probe)[0]
+                copy.parent.mkdir(parents=True, exist_ok=True)
+                copy.write_bytes(probe.read_bytes())
+                self._staged[probe] = copy
+            return copy
+
+    def write_unit(self, probes: Sequence[Path]) -> tuple[Path, list[str]]:
         """A translation unit including every probe, and the flags that make it find them.
 
         Probes are included by a name of ours (``x86/avx2.c``; a project probe by its file name),
-        which is safe to quote; the directories, which may hold any character, are passed as
-        arguments (``-I``), never written into C source.
+        which is safe to quote, from the scratch copies (``stage``).
         """
-        refs = [probe_ref(p) for p in probes]
+        for p in probes:
+            self.stage(p)
+        names = [probe_ref(p)[0] for p in probes]
         src = self._next(".c")
-        src.write_text("".join(f'#include "{name}"\n' for name, _ in refs))
-        dirs = dict.fromkeys(str(d) for _, d in refs)
-        return src, [str(self.driver["include"]).format(d) for d in dirs]
+        src.write_text("".join(f'#include "{name}"\n' for name in names))
+        return src, [str(self.driver["include"]).format(self.scratch.dir / "probes")]
 
     def check_trivial(self) -> None:
         """A compiler that cannot build an empty function is an error, not 'no features'."""
@@ -587,7 +605,7 @@ def _guilty(session: Session, table: Table, suspects: list[str]) -> dict[str, Ou
 
 def _one(session: Session, table: Table, name: str) -> Outcome:
     subject = table.subject(name)
-    res = session.compile(subject.probe, table.flags_for([subject.owner]))
+    res = session.compile(session.stage(subject.probe), table.flags_for([subject.owner]))
     probe_owner, flag_owner = _owners(table, [name])
     diag = diagnose(res.output, res.returncode, probe_owner, flag_owner)
     if not diag.bad:

@@ -12,9 +12,11 @@ names, and anything that fails is a miss with a one-line warning.
 
 **The key** holds only what can be known without running the compiler (a hit
 starts no process): the helper version, a digest of the tables and probe
-sources, the full command, the resolved compiler binaries (path, size, mtime:
-they change when the compiler is upgraded), every compile argument, the
-normalised request and, for ``native``, the host CPU's identity.  The
+sources, the full command, the resolved compiler programs (path, size, mtime,
+ctime, inode, and a script's text: they change when the compiler is upgraded
+or rewritten), the environment variables compilers read (``compilers.json``),
+every compile argument, the normalised request and, for ``native``, the host
+CPU's identity.  The
 *probe key* is the part that concerns the compiler only: a new request with
 the same probe key reuses every verdict already probed.
 """
@@ -112,11 +114,12 @@ def _cpu_identity() -> str:
 
 def keys(req: Request, baseline: str, dispatch: str, native: bool) -> tuple[str, str]:
     """(key, probe key) of a request whose expressions normalise to ``baseline``/``dispatch``."""
-    from .compiler import binary_identity
+    from .compiler import binary_identity, compiler_environment
     from .digest import data_digest
     from .version import __version__
 
-    compiler = ("v2", __version__, data_digest(req.project), req.command, binary_identity(req.command), req.args,
+    compiler = ("v3", __version__, data_digest(req.project), req.command, binary_identity(req.command),
+                tuple(map(tuple, compiler_environment())), req.args,
                 req.lang, req.compiler_id, req.compiler_version, req.cpu_family)
     request = (compiler, req.cross, baseline, dispatch, req.disable_optimization, req.debug_build,
                tuple(sorted(n.upper() for n in req.explain)),

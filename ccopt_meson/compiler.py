@@ -24,6 +24,7 @@ __all__ = [
     "machine_from_macros",
     "macro_satisfied",
     "binary_identity",
+    "compiler_environment",
     "program_prefix",
     "resolved_programs",
     "describe_unknown_target",
@@ -119,21 +120,54 @@ def resolved_programs(command: Sequence[str]) -> list[str]:
     return out
 
 
-def binary_identity(command: Sequence[str]) -> list[list[object]]:
-    """Resolved path, size and mtime of each program in the command.
+WRAPPER_BYTES = 1 << 20  # a script that runs a compiler is a few lines; a bigger text is read up to here
 
-    It stands in for the compiler's version output in the cache key, because a
-    cache hit must not start any process.  Symlinks are followed, so an
-    upgraded ``cc -> gcc-12 -> gcc-13`` changes the identity.
+
+def binary_identity(command: Sequence[str]) -> list[list[object]]:
+    """Resolved path, size, mtime, ctime and inode of each program in the command, and for a script
+    (``#!``) the sha256 of its text.
+
+    It stands in for the compiler's version output in the cache key, because a cache hit must
+    not start any process.  Symlinks are followed, so an upgraded ``cc -> gcc-12 -> gcc-13``
+    changes the identity; ctime and inode change when a file is rewritten in place even with its
+    old size and mtime (``cp -p``, ``rsync -a``, ``tar x``), as ccache's ``compiler_check`` default
+    does by mtime and size.  A wrapper's text names the compiler it runs, so repointing it is seen;
+    a wrapper that picks its compiler from a file it reads is not (``meson setup --reconfigure``).
     """
     out: list[list[object]] = []
     for real in resolved_programs(command):
         try:
             st = os.stat(real)
-            out.append([real, st.st_size, st.st_mtime_ns])
-        except OSError:
-            out.append([real, None, None])
+        except (OSError, ValueError):
+            out.append([real, None])
+            continue
+        entry: list[object] = [real, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino]
+        script = _script_digest(real)
+        if script:
+            entry.append(script)
+        out.append(entry)
     return out
+
+
+def _script_digest(path: str) -> str | None:
+    """sha256 of a ``#!`` script's text, None for anything else (a binary, an unreadable file)."""
+    from . import fsio
+
+    try:
+        head = fsio.read_head(path, 2)
+        if head != b"#!":
+            return None
+        import hashlib
+
+        with open(path, "rb") as fh:
+            return hashlib.sha256(fh.read(WRAPPER_BYTES)).hexdigest()
+    except OSError:
+        return None
+
+
+def compiler_environment() -> list[tuple[str, str | None]]:
+    """The environment variables compilers read for a compile (``compilers.json``), with their values."""
+    return [(name, os.environ.get(name)) for name in compilers_data()["environment"]]
 
 
 def describe_unknown_target(command: Sequence[str], macros: Mapping[str, str]) -> str:

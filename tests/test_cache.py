@@ -60,6 +60,52 @@ def test_key_covers_the_compiler_and_its_args(fake: Callable[..., Any], tmp_path
     assert doc["cache"]["hit"] is False and cc.calls
 
 
+def _program(path: Path, text: str) -> Path:
+    path.write_text(text)
+    path.chmod(0o755)
+    return path
+
+
+def test_a_compiler_rewritten_in_place_with_its_old_size_and_mtime_is_a_miss(fake: Callable[..., Any],
+                                                                             tmp_path: Path) -> None:
+    """``cp -p``, ``rsync -a``, ``tar x``: same path, size and mtime; the change time (or inode) tells."""
+    cc = _program(tmp_path / "cc", "#!/bin/sh\nexec gcc-12 \"$@\"\n")
+    req = Request(command=(str(cc),))
+    build = tmp_path / "build"
+    detect_doc(req, build_dir=build, runner=fake())
+    before = cc.stat()
+    new = _program(tmp_path / "cc.new", "#!/bin/sh\nexec gcc-13 \"$@\"\n")
+    os.utime(new, ns=(before.st_atime_ns, before.st_mtime_ns))
+    os.replace(new, cc)
+    assert (cc.stat().st_size, cc.stat().st_mtime_ns) == (before.st_size, before.st_mtime_ns)
+    runner = fake()
+    assert detect_doc(req, build_dir=build, runner=runner)["cache"]["hit"] is False and runner.calls
+
+
+def test_a_wrapper_script_is_known_by_its_text(fake: Callable[..., Any], tmp_path: Path) -> None:
+    """Repointing the compiler a wrapper runs changes the key, even where the file's stat could not tell."""
+    from ccopt_meson.compiler import binary_identity
+
+    one = _program(tmp_path / "one", "#!/bin/sh\nexec gcc-12 \"$@\"\n")
+    two = _program(tmp_path / "two", "#!/bin/sh\nexec gcc-13 \"$@\"\n")
+    (a,), (b,) = binary_identity([str(one)]), binary_identity([str(two)])
+    assert len(a) == len(b) == 6 and a[-1] != b[-1]
+    binary = binary_identity(["/bin/true"])[0]
+    assert len(binary) == 5  # a binary: its stat only
+
+
+@pytest.mark.parametrize("name", ["CPATH", "C_INCLUDE_PATH", "COMPILER_PATH", "GCC_EXEC_PREFIX",
+                                  "CCC_OVERRIDE_OPTIONS"])
+def test_the_environment_a_compiler_reads_is_in_the_key(fake: Callable[..., Any], tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch, name: str) -> None:
+    monkeypatch.delenv(name, raising=False)
+    detect_doc(REQ, build_dir=tmp_path, runner=fake())
+    assert detect_doc(REQ, build_dir=tmp_path, runner=fake())["cache"]["hit"] is True
+    monkeypatch.setenv(name, str(tmp_path / "elsewhere"))
+    cc = fake()
+    assert detect_doc(REQ, build_dir=tmp_path, runner=cc)["cache"]["hit"] is False and cc.calls
+
+
 @pytest.mark.parametrize("change", [
     {"baseline": "avx2"}, {"dispatch": "max -xop"}, {"disable_optimization": True}, {"debug_build": True},
 ])

@@ -330,7 +330,8 @@ def test_a_wrong_guess_is_thrown_away(tmp_path: Path) -> None:
     det = pipeline.detect(req)
     right = pipeline.detect(req._replace(cpu_family="aarch64", cross=True))
     assert det.arch == "aarch64" and (det.baseline, det.dispatch) == (right.baseline, right.dispatch)
-    assert det.probes == right.probes + 1  # and the one batch begun for x86_64, thrown away
+    # and the one batch begun for x86_64, thrown away (stopped before its compiler started, or after)
+    assert right.probes <= det.probes <= right.probes + 1
 
 
 def test_no_guess_where_meson_names_no_single_machine() -> None:

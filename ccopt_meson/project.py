@@ -1,7 +1,10 @@
-"""A project's features file: its own features and named target groups, read and checked.
+"""A project's features file: its own features, redefinitions of built-in ones, a limit on ``max``
+and named target groups, read and checked.
 
-The file uses the feature schema of the built-in tables plus a ``probe`` path relative to the
-file, and ``groups`` usable as ``#name`` in ``@targets``.  ``load`` turns it into a
+``features`` use the feature schema of the built-in tables plus a ``probe`` path relative to the
+file; ``override`` redefines built-in rows (each field given replaces the table's, ``flags`` per
+style); ``max`` lists, per family, the only names ``max`` selects; ``groups`` are usable as
+``#name`` in ``@targets``.  ``load`` turns it into a
 ``tables.Project`` that a ``Request`` carries; nothing here is process-wide state.  The file
 and its probes are untrusted input, read like dispatch sources: regular files only, bounded.
 """
@@ -26,7 +29,7 @@ if TYPE_CHECKING:
 __all__ = ["load", "MAX_BYTES"]
 
 MAX_BYTES = 1 << 20  # a features file or one of its probes; numpy's whole meson_cpu/ is ~40 KiB
-_KEYS = ("comment", "features", "groups")
+_KEYS = ("comment", "features", "override", "max", "groups")
 
 
 def _error(path: str, message: str) -> InputError:
@@ -53,8 +56,8 @@ def load(path: str | os.PathLike[str] | None) -> Project | None:
         raise _error(shown, f"not valid JSON: {exc}") from exc
     if not isinstance(doc, dict) or set(doc) - set(_KEYS):
         extra = sorted(set(doc) - set(_KEYS)) if isinstance(doc, dict) else []
-        raise _error(shown, "expected an object with 'features' and/or 'groups'"
-                     + (f"; unknown key '{extra[0]}'{did_you_mean(extra[0], ('FEATURES', 'GROUPS')).lower()}"
+        raise _error(shown, "expected an object with 'features', 'override', 'max' and/or 'groups'"
+                     + (f"; unknown key '{extra[0]}'{did_you_mean(extra[0], [k.upper() for k in _KEYS]).lower()}"
                         if extra else ""))
     h = hashlib.sha256(text)
     schema = read_json(data_file("schema.json"))
@@ -67,9 +70,13 @@ def load(path: str | os.PathLike[str] | None) -> Project | None:
         if not isinstance(records, list):
             raise _error(shown, f"features.{fam} must be a list of features")
         features[fam] = tuple(_feature(shown, base, fam, r, schema, h, i) for i, r in enumerate(records))
+    overrides = {fam: _overrides(shown, fam, entries, features.get(fam, ()), schema)
+                 for fam, entries in _per_family(shown, doc, "override").items()}
     for fam, records in features.items():
         _check_graph(shown, fam, records)
     known = {f["name"] for fam in families() for f in [*raw_family(fam)["features"], *features.get(fam, ())]}
+    limits = {fam: _max(shown, fam, names, features.get(fam, ()))
+              for fam, names in _per_family(shown, doc, "max").items()}
     groups: dict[str, tuple[tuple[str, ...], ...]] = {}
     for name, items in (doc.get("groups") or {}).items():
         if name.upper() in groups:  # '#name' is case-insensitive like every other name
@@ -77,7 +84,66 @@ def load(path: str | os.PathLike[str] | None) -> Project | None:
             raise _error(shown, f"groups '{other}' and '{name}' differ only in case, and '#name' ignores case; "
                          "rename one")
         groups[name.upper()] = _group(shown, name, items, known)
-    return Project(path=os.path.realpath(given), given=given, digest=h.hexdigest(), features=features, groups=groups)
+    return Project(path=os.path.realpath(given), given=given, digest=h.hexdigest(), features=features, groups=groups,
+                   overrides=overrides, max=limits)
+
+
+def _per_family(shown: str, doc: Mapping[str, Any], key: str) -> dict[str, list[Any]]:
+    """``doc[key]``: an object of lists keyed by a family name."""
+    section = doc.get(key, {})
+    if not isinstance(section, dict):
+        raise _error(shown, f"'{key}' must be an object keyed by family ({', '.join(families())})")
+    for fam, items in section.items():
+        if fam not in families():
+            hint = did_you_mean(fam, [f.upper() for f in families()]).lower()
+            raise _error(shown, f"{key}: unknown family '{fam}'{hint}; known: {', '.join(families())}")
+        if not isinstance(items, list):
+            raise _error(shown, f"{key}.{fam} must be a list")
+    return dict(section)
+
+
+def _overrides(shown: str, fam: str, entries: list[Any], own: tuple[Mapping[str, Any], ...],
+               schema: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
+    """A redefinition of built-in features: checked like a table row, against this family's names."""
+    builtin = {f["name"]: f for f in raw_family(fam)["features"]}
+    names = {*builtin, *(f["name"] for f in own)}
+    out: dict[str, Mapping[str, Any]] = {}
+    for i, raw in enumerate(entries):
+        where = f"{os.path.basename(shown)}: override.{fam}[{i}]"
+        try:
+            validate_schema(raw, schema["definitions"]["feature_override"], schema["definitions"], where)
+        except TableError as exc:
+            raise InputError(str(exc)) from exc
+        name = raw["name"]
+        if name not in builtin:
+            raise _error(shown, f"override.{fam}: '{name}' is not a built-in feature of {fam}"
+                         f"{did_you_mean(name, builtin)}; a new feature goes under 'features'")
+        if name in out:
+            raise _error(shown, f"override.{fam}: {name} is redefined twice; merge the two entries")
+        for dep in [*raw.get("implies", ()), *raw.get("group", ()), *raw.get("extra_checks", ())]:
+            known = names | {e["name"] for e in raw_family(fam)["extra_checks"]}
+            if dep not in known:
+                raise _error(shown, f"override.{fam}: {name} names '{dep}', not a feature of {fam}"
+                             f"{did_you_mean(dep, known)}")
+        for dep in raw.get("implies", ()):
+            interest = builtin[dep]["interest"] if dep in builtin else next(f["interest"] for f in own
+                                                                            if f["name"] == dep)
+            if interest >= builtin[name]["interest"]:
+                raise _error(shown, f"override.{fam}: {name} implies {dep}: its interest must be above "
+                             f"{dep}'s ({interest})")
+        out[name] = raw
+    return out
+
+
+def _max(shown: str, fam: str, names: list[Any], own: tuple[Mapping[str, Any], ...]) -> tuple[str, ...]:
+    """The only names 'max' selects in ``fam`` (a project whose run-time knows only those)."""
+    known = {*(f["name"] for f in raw_family(fam)["features"]), *(f["name"] for f in own)}
+    out: list[str] = []
+    for n in names:
+        if not isinstance(n, str) or n.upper() not in known:
+            raise _error(shown, f"max.{fam}: unknown feature {n!r}{did_you_mean(str(n).upper(), known)}")
+        out.append(n.upper())
+    return tuple(dict.fromkeys(out))
 
 
 def _feature(shown: str, base: str, fam: str, raw: Any, schema: Mapping[str, Any], h: Any, i: int) -> dict[str, Any]:

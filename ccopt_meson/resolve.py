@@ -108,6 +108,9 @@ def evaluate(tokens: Sequence[Token], table: Table, native: Iterable[str], detec
              notes: list[str], option: str) -> set[str]:
     """The set of feature names an expression selects (not yet closed under implication)."""
     enabled = [n for n, f in table.features.items() if not f.disabled]
+    limit = table.project.max_of(table.machine.family) if table.project else None
+    if limit is not None:  # a project whose run-time knows only some names
+        enabled = [n for n in enabled if n in limit]
     specials: Mapping[str, Iterable[str]] = {
         "MIN": table.machine.min, "MAX": enabled, "NATIVE": native, "DETECT": detect, "NONE": (),
     }

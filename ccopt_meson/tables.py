@@ -167,6 +167,8 @@ class Project(NamedTuple):
     digest: str  # sha256 of the file and its probes
     features: Mapping[str, tuple[Mapping[str, Any], ...]]  # raw records, by family
     groups: Mapping[str, tuple[tuple[str, ...], ...]]  # '#name' -> its targets
+    overrides: Mapping[str, Mapping[str, Mapping[str, Any]]] = {}  # family -> built-in name -> fields it replaces
+    max: Mapping[str, tuple[str, ...]] = {}  # family -> the only names 'max' selects there
 
     def _identity(self) -> tuple[str, str, str]:
         return (self.path, self.given, self.digest)
@@ -182,6 +184,10 @@ class Project(NamedTuple):
 
     def features_of(self, family: str) -> tuple[Mapping[str, Any], ...]:
         return self.features.get(family, ())
+
+    def max_of(self, family: str) -> tuple[str, ...] | None:
+        """The names 'max' is limited to in ``family``, None when it is not limited."""
+        return self.max.get(family)
 
 
 # --------------------------------------------------------------------------- loading
@@ -275,8 +281,24 @@ def all_feature_names(project: Project | None = None) -> Mapping[str, tuple[str,
 
 
 def _features_of(family: str, project: Project | None) -> list[Mapping[str, Any]]:
-    """The raw feature records of a family: the built-in table's, then the project's."""
-    return [*raw_family(family)["features"], *(project.features_of(family) if project else ())]
+    """The raw feature records of a family: the built-in table's (with the project's overrides), then the
+    project's own."""
+    if project is None:
+        return list(raw_family(family)["features"])
+    changed = project.overrides.get(family, {})
+    return [*(_overridden(f, changed.get(f["name"])) for f in raw_family(family)["features"]),
+            *project.features_of(family)]
+
+
+def _overridden(raw: Mapping[str, Any], fields: Mapping[str, Any] | None) -> Mapping[str, Any]:
+    """A built-in record with a project's redefinition: each field given replaces the table's, ``flags``
+    per style."""
+    if not fields:
+        return raw
+    out = {**raw, **{k: v for k, v in fields.items() if k != "name"}}
+    if "flags" in fields:
+        out["flags"] = {**raw["flags"], **fields["flags"]}
+    return out
 
 
 def families_of(name: str, project: Project | None = None) -> tuple[str, ...]:
@@ -350,7 +372,7 @@ def _build_feature(
         "headers": raw["headers"],
         "macros": raw["macros"],
         "flags": raw["flags"].get(spec.style),
-        "disable": family_reason,
+        "disable": raw.get("disable") or family_reason,  # a project's override may disable a feature
     }
     for ov in raw.get("overrides", ()):
         if _when_matches(ov["when"], machine, spec.style, spec.id):

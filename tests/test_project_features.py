@@ -165,3 +165,85 @@ def test_the_file_and_its_probes_are_read_bounded(tmp_path: Path, kind: str, whi
     with pytest.raises(InputError, match=expected[kind]) as exc:
         project.load(good)
     assert "\n" not in str(exc.value)
+
+
+# --------------------------------------------------------------------------- overrides of built-in rows, a limited max
+
+NUMPY22 = ROOT / "tests" / "projects" / "numpy22" / "ccopt.json"
+
+
+@pytest.fixture
+def numpy22() -> tables.Project:
+    loaded = project.load(NUMPY22)
+    assert loaded is not None
+    return loaded
+
+
+def _numpy_detection(proj: tables.Project | None) -> Any:
+    from ccopt_meson import pipeline
+
+    from .conftest import FakeCompiler
+
+    req = Request(command=("fakecc",), dispatch="max -xop -fma4", project=proj)
+    return pipeline.detect(req, runner=FakeCompiler())
+
+
+def test_an_override_gives_numpy_22s_avx2_row(numpy22: tables.Project) -> None:
+    """numpy 2.2's AVX2 ('match this to HWY_AVX2'): the fork's flags, in the fork's order, and FMA3 implied."""
+    t = tables.table_for("x86_64", "gcc", numpy22)
+    assert t.get("AVX2").implies == ("FMA3",) and "FMA3" in t.closure(["AVX2"])
+    assert t.flags_for(["AVX2"]) == ["-msse", "-msse2", "-msse3", "-mssse3", "-msse4.1", "-mpopcnt", "-msse4.2",
+                                     "-mavx", "-mf16c", "-mfma", "-mavx2", "-maes", "-mpclmul", "-mbmi", "-mbmi2"]
+    assert t.get("AVX2").probe == tables.table_for("x86_64", "gcc").get("AVX2").probe  # the row, not the probe
+    assert tables.table_for("x86_64", "msvc", numpy22).flags_for(["AVX2"])[-1] == "/arch:AVX2"  # other styles kept
+    assert tables.table_for("x86_64", "gcc").get("AVX2").implies == ("F16C",)  # nothing process-wide
+
+
+def test_max_is_limited_to_the_names_a_project_runtime_knows(numpy22: tables.Project) -> None:
+    det = _numpy_detection(numpy22)
+    assert set(det.dispatch) <= set(numpy22.max["x86"]) and "AVX2_ISA" not in det.dispatch
+    assert "AVX2_ISA" in _numpy_detection(None).dispatch  # the stock tables' max: every feature
+    assert "-DCCOPT_HAVE_FMA3=1" in det.defines(["AVX2"])
+
+
+def test_numpys_target_lists_name_avx2_as_the_fork_does(numpy22: tables.Project) -> None:
+    """With the AVX2 row, every '(AVX2 FMA3)' of numpy 2.2.6's 22 recorded lists is the target AVX2 (the fork's
+    name), never FMA3__AVX2, and every target is one of numpy's names."""
+    from ccopt_meson.dispatch import parse_targets, select
+
+    det = _numpy_detection(numpy22)
+    lists = json.loads((ROOT / "bench" / "data" / "numpy-2.2.6-multi-targets.json").read_text())["sources"]
+    seen = set()
+    for src in lists:
+        words = ["baseline"] if src["baseline"] else []
+        words += ["(" + " ".join(t) + ")" if isinstance(t, list) else t for t in src["dispatch"]]
+        names = [t.name for t in select(parse_targets(" ".join(words), src["header"], numpy22), det)]
+        assert len(names) == len(set(names)), src["header"]
+        seen |= set(names)
+    assert "AVX2" in seen and "FMA3__AVX2" not in seen
+    assert seen <= {*numpy22.max["x86"], "BASELINE"}
+
+
+OVERRIDE_BAD = [
+    ({"override": {"x86": [{"name": "AVX3"}]}}, r"'AVX3' is not a built-in feature of x86 \(did you mean 'AVX"),
+    ({"override": {"x86": [{"name": "AVX2", "flagz": {}}]}}, "unknown key 'flagz'"),
+    ({"override": {"x86": [{"name": "AVX2", "implies": ["FMA5"]}]}}, r"AVX2 names 'FMA5', not a feature of x86"),
+    ({"override": {"x86": [{"name": "SSE2", "implies": ["AVX2"]}]}}, r"SSE2 implies AVX2: its interest must be above"),
+    ({"override": {"x86": [{"name": "AVX2"}, {"name": "AVX2"}]}}, "AVX2 is redefined twice"),
+    ({"override": {"x68": []}}, r"override: unknown family 'x68' \(did you mean 'x86'\?\)"),
+    ({"override": []}, "'override' must be an object keyed by family"),
+    ({"max": {"x86": ["AVX2", "AVX9"]}}, r"max.x86: unknown feature 'AVX9'"),
+    ({"overide": {}}, r"unknown key 'overide' \(did you mean 'override'\?\)"),
+]
+
+
+@pytest.mark.parametrize(("doc", "message"), OVERRIDE_BAD, ids=[m[:30] for _, m in OVERRIDE_BAD])
+def test_override_and_max_mistakes_name_the_file(tmp_path: Path, doc: Any, message: str) -> None:
+    with pytest.raises(InputError, match=message) as exc:
+        project.load(_write(tmp_path, doc))
+    assert "f.json" in str(exc.value) and "\n" not in str(exc.value)
+
+
+def test_an_override_may_disable_a_feature(tmp_path: Path) -> None:
+    loaded = project.load(_write(tmp_path, {"override": {"x86": [{"name": "AVX512_SPR", "disable": "not yet"}]}}))
+    assert tables.table_for("x86_64", "gcc", loaded).get("AVX512_SPR").disabled == "not yet"

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from . import fsio
 from .errors import CacheError, InputError
-from .records import Outcome, Probed, Request
+from .records import Macros, Outcome, Probed, Request
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -121,7 +121,7 @@ def keys(req: Request, baseline: str, dispatch: str, native: bool) -> tuple[str,
     compiler = ("v3", __version__, data_digest(req.project), req.command, binary_identity(req.command),
                 tuple(map(tuple, compiler_environment())), req.args,
                 req.lang, req.compiler_id, req.compiler_version, req.cpu_family)
-    request = (compiler, req.cross, baseline, dispatch, req.disable_optimization, req.debug_build,
+    request = (compiler, req.cross, baseline, dispatch, req.disable_optimization, req.debug_build, tuple(req.macros),
                tuple(sorted(n.upper() for n in req.explain)),
                # 'native' answers for this CPU: a build dir taken to another machine must not reuse it
                _cpu_identity() if native else None)
@@ -154,7 +154,8 @@ def _decode(doc: Any, project: Project | None) -> Stored:
     req = Request(command=tuple(r["command"]), args=tuple(r["args"]), baseline=r["baseline"], dispatch=r["dispatch"],
                   lang=r["lang"], compiler_id=r["compiler_id"], compiler_version=r["compiler_version"],
                   cpu_family=r["cpu_family"], cross=r["cross"], disable_optimization=r["disable_optimization"],
-                  debug_build=r["debug_build"], explain=tuple(r["explain"]), project=project)
+                  debug_build=r["debug_build"], explain=tuple(r["explain"]), project=project,
+                  macros=_macros(r.get("macros")))
     if p["arch"] is not None:
         try:
             known = all_names_of(machine_by_name(p["arch"]).family, project)
@@ -169,6 +170,19 @@ def _decode(doc: Any, project: Project | None) -> Stored:
                     outcomes={n: Outcome(ok, reason) for n, (ok, reason) in p["outcomes"].items()},
                     detected=tuple(p["detected"]), native=tuple(p["native"]))
     return Stored(doc["key"], doc["probe_key"], req, probed)
+
+
+def _macros(stored: list[str] | None) -> Macros:
+    """The request's macro protocol (files written before it existed hold none: the default)."""
+    if stored is None:
+        return Macros()
+    from .tables import macro_style
+
+    try:
+        macro_style(stored[1])
+    except InputError as exc:
+        raise CacheError(str(exc)) from exc
+    return Macros(stored[0], stored[1])
 
 
 def load(path: str | os.PathLike[str], project: Project | None = None) -> Stored | None:
@@ -219,7 +233,7 @@ def _encode(st: Stored) -> str:
                     "dispatch": r.dispatch, "lang": r.lang, "compiler_id": r.compiler_id,
                     "compiler_version": r.compiler_version, "cpu_family": r.cpu_family, "cross": r.cross,
                     "disable_optimization": r.disable_optimization, "debug_build": r.debug_build,
-                    "explain": list(r.explain)},
+                    "explain": list(r.explain), "macros": list(r.macros)},
         "probed": {"arch": p.arch, "compiler_id": p.compiler_id, "compiler_version": p.compiler_version,
                    "outcomes": {n: [o.supported, o.reason] for n, o in sorted(p.outcomes.items())},
                    "detected": sorted(p.detected), "native": sorted(p.native)},

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from . import cache, fsio, pipeline, project
 from .errors import CcoptError, InputError, did_you_mean
-from .records import DEFAULT_BASELINE, DEFAULT_DISPATCH, Detection, Request
+from .records import DEFAULT_BASELINE, DEFAULT_DISPATCH, Detection, Macros, Request
 from .version import __version__
 
 if TYPE_CHECKING:
@@ -49,6 +49,8 @@ def _compiler_options(p: _Adder) -> None:
     p.add_argument("--build-dir", metavar="DIR", help="keep the feature cache in DIR")
     p.add_argument("--flush", action="store_true", help="delete the cache first, so everything is probed again")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
+    p.add_argument("--macro-prefix", default="CCOPT_", help="prefix of every macro in the args (default: %(default)s)")
+    p.add_argument("--header-style", default="ccopt", help="macro protocol: ccopt (default) or numpy")
     _features_file_option(p)
 
 
@@ -88,7 +90,7 @@ def request_from(ns: argparse.Namespace, explain: Sequence[str] = (), env_flags:
         compiler_id=ns.compiler_id, compiler_version=ns.compiler_version, cpu_family=ns.cpu_family,
         cross={"auto": None, "yes": True, "no": False}[ns.cross],
         disable_optimization=ns.disable_optimization, debug_build=ns.debug_build, explain=tuple(explain),
-        project=project.load(ns.features_file),
+        project=project.load(ns.features_file), macros=Macros(ns.macro_prefix, ns.header_style),
     )
 
 

@@ -205,7 +205,7 @@ def make_target(det: Detection, members: Sequence[str], extra: Sequence[str] = (
     # The baseline's flags go in too: a target build is the baseline plus more.  On ARM this
     # merges -march=...+ext of both, where the later flag alone would drop the baseline's.
     flags = table.flags_for([*det.baseline, *members])
-    args = [*flags, *det.defines(members), *extra, det.define(f"CCOPT_TARGET={name}")]
+    args = [*flags, *det.defines(members), *extra, det.define(det.spelling("target", target=name))]
     # The run-time library judges features by the GCC graph; a compiler whose flag for a member
     # also enables more (Intel's FMA3 is -march=core-avx2, MSVC's AVX512F is /arch:AVX512) needs
     # those checked too, or the version could run on a CPU without them (SIGILL).
@@ -214,7 +214,7 @@ def make_target(det: Detection, members: Sequence[str], extra: Sequence[str] = (
 
 
 def baseline_target(det: Detection, extra: Sequence[str] = ()) -> Target:
-    return Target("BASELINE", (), (*det.baseline_args(), *extra, det.define("CCOPT_TARGET=BASELINE")))
+    return Target("BASELINE", (), (*det.baseline_args(), *extra, det.define(det.spelling("baseline"))))
 
 
 def policy_args(det: Detection, policies: frozenset[str]) -> list[str]:

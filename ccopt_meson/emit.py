@@ -19,7 +19,8 @@ if TYPE_CHECKING:
     import os
     from typing import Sequence
 
-__all__ = ["config_header", "dispatch_header", "write_if_changed", "header_name", "source_id"]
+__all__ = ["config_header", "dispatch_header", "numpy_dispatch_header", "source_header", "write_if_changed",
+           "header_name", "source_id"]
 
 _BANNER = "/* " + fsio.MARK + " {version} from {what}; do not edit. */\n"
 
@@ -108,3 +109,41 @@ def dispatch_header(source: str, targets: Sequence[Target], origin: str = "the @
                   f'#define {pre}_FALLBACK_NAME "none"']
     lines += ["", f"#endif /* {pre} */"]
     return "\n".join(lines) + "\n"
+
+
+def numpy_dispatch_header(det: Detection, source: str, targets: Sequence[Target],
+                          origin: str = "the @targets statement") -> str:
+    """Per-source header in numpy's protocol: ``<P>MTARGETS_CONF_BASELINE`` / ``<P>MTARGETS_CONF_DISPATCH``
+    (``#undef`` first: numpy's headers redefine them per source), read by numpy's ``npy_cpu_dispatch.h``.
+
+    numpy's run-time does not enforce implication, so each target tests its whole implied closure,
+    as far as the run-time knows the names (a project's ``max`` list names them), not its members alone.
+    """
+    p = det.request.macros.prefix
+    table = det.table
+    known = table.project.max_of(table.machine.family) if table is not None and table.project else None
+    lines = [_BANNER.format(version=__version__, what=f"{origin} of {fsio.base_name(source)}").rstrip()]
+    base = any(t.name == "BASELINE" for t in targets)
+    lines += [f"#undef {p}MTARGETS_CONF_BASELINE",
+              f"#define {p}MTARGETS_CONF_BASELINE(EXEC_CB, ...)"
+              + (f" {p}_MTARGETS_EXPAND(EXEC_CB(__VA_ARGS__))" if base else ""),
+              f"#undef {p}MTARGETS_CONF_DISPATCH"]
+    rows = []
+    for t in targets:
+        if t.name == "BASELINE" or table is None:
+            continue
+        tests = [n for n in table.sort(table.closure(t.checks or t.members)) if known is None or n in known]
+        cond = "&&".join(f"TEST_CB({n})" for n in tests)
+        rows.append(f"{p}_MTARGETS_EXPAND(EXEC_CB(({cond}), {t.name}, __VA_ARGS__))")
+    lines += _xmacro(f"#define {p}MTARGETS_CONF_DISPATCH(TEST_CB, EXEC_CB, ...)", "{item}", rows)
+    return "\n".join(lines) + "\n"
+
+
+def source_header(det: Detection, source: str, targets: Sequence[Target],
+                  origin: str = "the @targets statement") -> str:
+    """``<source>.h`` in the build's macro style (its ``header`` in ``data/macros.json``)."""
+    from .tables import macro_style
+
+    if macro_style(det.request.macros.style)["header"] == "numpy":
+        return numpy_dispatch_header(det, source, targets, origin)
+    return dispatch_header(source, targets, origin)

@@ -31,6 +31,7 @@ from . import cache, dispatch, emit, fsio, pipeline
 from .digest import data_digest, provenance
 from .errors import InputError
 from .records import Detection, Request
+from .tables import macro_style
 from .tokens import show
 
 if TYPE_CHECKING:
@@ -243,6 +244,8 @@ def _force_include(det: Detection) -> list[str]:
     """Every version is compiled with ccopt's two headers included first: a kernel that forgets
     them still builds, instead of failing on CCOPT_FN or an intrinsic type in the compiler's words."""
     spelling = det.table.spec.driver.get("force_include") if det.table else None
+    if not macro_style(det.request.macros.style)["force_include"]:  # a project with its own protocol
+        return []
     return [w.format(h) for h in FORCE_INCLUDED for w in spelling or ()]
 
 
@@ -264,15 +267,19 @@ def targets(opts: TargetsOptions) -> int:
     check_field(opts.prefix, "--prefix")
     # every header path is checked before any is written
     plan = [(k, _header_path(k.source, out_dir), dispatch.select(k.statement, det)) for k in kernels]
-    groups: dict[str, tuple[list[str], list[str]]] = {}  # library -> (args, sources)
+    groups: dict[str, tuple[list[str], list[str], int]] = {}  # library -> (args, sources, rank)
     for k, header, chosen in plan:
-        emit.write_if_changed(header, emit.dispatch_header(k.source, chosen, k.origin))
+        emit.write_if_changed(header, emit.source_header(det, k.source, chosen, k.origin))
         for t in chosen:
-            args, sources = groups.setdefault(_library(opts.prefix, t, k.statement.policies),
-                                              (_target_args(det, t, opts), []))
+            rank = det.table.rank(t.members) if det.table is not None and t.members else 0
+            args, sources, _ = groups.setdefault(_library(opts.prefix, t, k.statement.policies),
+                                                 (_target_args(det, t, opts), [], rank))
             sources.append(k.source)
+    # Baseline first, then ascending: a linker keeps the first definition of a duplicate inline or
+    # template symbol (C++ COMDAT), which must be the lowest version's code, as numpy's fork links them.
+    ordered = sorted(groups.items(), key=lambda kv: kv[1][2])
     text = "".join(f"{lib}\t{_args_field(args, 'target argument')}\t{' '.join(srcs)}\n"
-                   for lib, (args, srcs) in groups.items())
+                   for lib, (args, srcs, _) in ordered)
     sys.stdout.write(text)
     return 0
 

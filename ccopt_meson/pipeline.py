@@ -27,7 +27,16 @@ from .records import (
     Request,
 )
 from .resolve import SPECIAL, Token, evaluate, render_tokens, resolve, tokenize, uses
-from .tables import Table, compiler_spec, families_of, machines, native_flags_anywhere, picks_cpu, reference_compiler
+from .tables import (
+    Table,
+    compiler_spec,
+    families_of,
+    machines,
+    macro_style,
+    native_flags_anywhere,
+    picks_cpu,
+    reference_compiler,
+)
 
 if TYPE_CHECKING:  # the probe stage (subprocess, threads, tempfiles) is imported on a cache miss only
     from pathlib import Path
@@ -47,6 +56,10 @@ def _check(req: Request) -> None:
         raise InputError("the compiler command is empty; pass --cc or set CC")
     if req.lang not in ("c", "cpp"):
         raise InputError(f"unknown language '{req.lang}'; use 'c' or 'cpp'")
+    if not re.fullmatch(r"[A-Z][A-Z0-9_]{0,30}_", req.macros.prefix):
+        raise InputError(f"macro-prefix: '{req.macros.prefix[:40]}' must be upper-case letters, digits and '_', "
+                         "ending in '_' (CCOPT_, NPY_)")
+    macro_style(req.macros.style)
 
 
 def expressions(req: Request) -> Expressions:

@@ -19,12 +19,19 @@ if TYPE_CHECKING:
     from .tables import Project, Table
 
 
-__all__ = ["DEFAULT_BASELINE", "DEFAULT_DISPATCH", "JSON_SCHEMA_VERSION", "Request", "Expressions", "Outcome", "Probed",
-           "CompilerInfo", "Policy", "Detection"]
+__all__ = ["DEFAULT_BASELINE", "DEFAULT_DISPATCH", "JSON_SCHEMA_VERSION", "Macros", "Request", "Expressions",
+           "Outcome", "Probed", "CompilerInfo", "Policy", "Detection"]
 
 DEFAULT_BASELINE = "min"
 DEFAULT_DISPATCH = "max"
 JSON_SCHEMA_VERSION = 1  # of the ``--json`` document users script against; the cache file has its own
+
+
+class Macros(NamedTuple):
+    """How compile args and per-source headers spell the build's facts (``data/macros.json``)."""
+
+    prefix: str = "CCOPT_"  # every macro's prefix: ``CCOPT_HAVE_AVX2``, ``NPY_HAVE_AVX2``
+    style: str = "ccopt"  # ccopt-meson's own protocol, or 'numpy' (a project with its own run-time)
 
 
 class Request(NamedTuple):
@@ -43,6 +50,7 @@ class Request(NamedTuple):
     debug_build: bool = False  # Meson's optimization=0/g: $maxopt adds no -O3
     explain: tuple[str, ...] = ()
     project: Project | None = None  # a project's features file (``project.load``), None for the tables alone
+    macros: Macros = Macros()
 
 
 class Expressions(NamedTuple):
@@ -133,11 +141,19 @@ class Detection(NamedTuple):
             out += [n, *f.group, *(e for e in f.extra_checks if self.outcomes.get(e, Outcome(False)).supported)]
         return list(dict.fromkeys(out))
 
+    def spelling(self, what: str, **fields: str) -> str:
+        """A macro of this build's protocol (``data/macros.json``): ``have``, ``target`` or ``baseline``."""
+        from .tables import macro_style
+
+        macros = self.request.macros
+        return str(macro_style(macros.style)[what]).format(prefix=macros.prefix, **fields)
+
     def defines(self, names: Iterable[str]) -> list[str]:
-        """``-DCCOPT_HAVE_X=1`` (in the compiler's spelling) for ``names`` and all they imply."""
+        """``-DCCOPT_HAVE_X=1`` (in the compiler's spelling and the build's protocol) for ``names`` and all they
+        imply."""
         assert self.table is not None
-        define = str(self.table.spec.driver["define"])
-        return [define.format(f"CCOPT_HAVE_{n}=1") for n in self.have_names(self.table.sort(self.table.closure(names)))]
+        closure = self.have_names(self.table.sort(self.table.closure(names)))
+        return [self.define(self.spelling("have", name=n)) for n in closure]
 
     def define(self, text: str) -> str:
         from .tables import compiler_spec

@@ -47,6 +47,8 @@ __all__ = [
     "compiler_spec",
     "compilers_data",
     "reference_compiler",
+    "macros_data",
+    "macro_style",
     "table_for",
     "data_file",
     "validate_family",
@@ -332,6 +334,20 @@ def native_flags_anywhere() -> frozenset[str]:
 @functools.cache
 def compilers_data() -> Mapping[str, Any]:
     return read_json(os.path.join(_DATA, "compilers.json"))  # type: ignore[no-any-return]
+
+
+@functools.cache
+def macros_data() -> Mapping[str, Any]:
+    return read_json(os.path.join(_DATA, "macros.json"))  # type: ignore[no-any-return]
+
+
+def macro_style(style: str) -> Mapping[str, Any]:
+    """The spellings of one macro style; InputError naming the known ones."""
+    styles = macros_data()["styles"]
+    if style not in styles:
+        hint = did_you_mean(style, [s.upper() for s in styles]).lower()
+        raise InputError(f"header-style: unknown style '{style}'{hint}; known: {', '.join(styles)}")
+    return styles[style]  # type: ignore[no-any-return]
 
 
 def reference_compiler() -> str:

@@ -25,6 +25,13 @@ def test_meson_option_defaults_match_the_cli() -> None:
     default = dict(re.findall(r"option\('([\w-]+)', type: 'string', value: '([^']*)'", options))
     assert default["cpu-baseline"] == DEFAULT_BASELINE
     assert default["cpu-dispatch"] == DEFAULT_DISPATCH
+    from ccopt_meson.records import Macros
+    from ccopt_meson.tables import macros_data
+
+    assert default["macro-prefix"] == Macros().prefix == macros_data()["default_prefix"]
+    styles = re.search(r"option\('header-style', type: 'combo', choices: \[([^]]*)\], value: '(\w+)'", options)
+    assert styles is not None and styles.group(2) == Macros().style
+    assert sorted(re.findall(r"'(\w+)'", styles.group(1))) == sorted(macros_data()["styles"])
     ns = build_parser().parse_args(["detect"])
     assert (ns.baseline, ns.dispatch) == (DEFAULT_BASELINE, DEFAULT_DISPATCH)
 

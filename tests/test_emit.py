@@ -19,7 +19,7 @@ GOLDEN = Path(__file__).parent / "data" / "golden"
 
 @pytest.fixture
 def gcc12_x86_64(fake: Callable[..., Any]) -> Detection:
-    """gcc 12 on x86_64 (replayed), the default baseline, every dispatch target but XOP and FMA4."""
+    """gcc 12 on x86_64 (recorded), the default baseline, every dispatch target but XOP and FMA4."""
     return detect(Request(command=("fakecc",), baseline="min", dispatch="max -xop -fma4"), runner=fake())
 
 
@@ -60,3 +60,70 @@ def test_directory_in_place_of_the_config_header(tmp_path: Path) -> None:
     (tmp_path / "ccopt_config.h").mkdir()
     one_error(cli(*configure_args(tmp_path, x86_gcc(), "--write-config")),
               f"cannot write {tmp_path / 'ccopt_config.h'}: Is a directory")
+
+
+# --------------------------------------------------------------------------- numpy's macro protocol
+
+
+@pytest.fixture
+def numpy_style(fake: Callable[..., Any]) -> Detection:
+    from ccopt_meson import project
+    from ccopt_meson.records import Macros
+
+    proj = project.load(Path(__file__).parent / "projects" / "numpy22" / "ccopt.json")
+    req = Request(command=("fakecc",), dispatch="max -xop -fma4", project=proj, macros=Macros("NPY_", "numpy"))
+    return detect(req, runner=fake())
+
+
+def test_numpy_style_args_spell_numpys_macros(numpy_style: Detection) -> None:
+    """The fork's compile line of the AVX2 version of _umath_tests: -DNPY_HAVE_* (no =1) of the closure, the
+    fork's flags, -DNPY_MTARGETS_CURRENT=AVX2; the baseline library -DNPY_MTARGETS_BASELINE."""
+    from ccopt_meson.dispatch import baseline_target, make_target
+
+    args = make_target(numpy_style, ["AVX2"]).args
+    defines = {a for a in args if a.startswith("-D")}
+    assert defines == {f"-DNPY_HAVE_{n}" for n in ("SSE", "SSE2", "SSE3", "SSSE3", "SSE41", "POPCNT", "SSE42", "AVX",
+                                                   "F16C", "FMA3", "AVX2")} | {"-DNPY_MTARGETS_CURRENT=AVX2"}
+    assert [a for a in args if not a.startswith("-D")][-5:] == ["-mavx2", "-maes", "-mpclmul", "-mbmi", "-mbmi2"]
+    assert baseline_target(numpy_style).args[-1] == "-DNPY_MTARGETS_BASELINE"
+    assert not any("CCOPT" in a for a in [*args, *numpy_style.baseline_args()])
+
+
+def test_golden_numpy_dispatch_header(numpy_style: Detection) -> None:
+    """numpy's form: #undef then #define of NPY_MTARGETS_CONF_BASELINE/_DISPATCH, each target testing its
+    implied closure (numpy's run-time does not enforce implication), no include of ccopt's headers."""
+    from ccopt_meson.emit import source_header
+
+    targets = select(parse_text("/*@targets baseline (avx2 fma3) sse41 sse2 */", project=numpy_style.request.project),
+                     numpy_style)
+    text = source_header(numpy_style, "_umath_tests.dispatch.c", targets)
+    assert "#undef NPY_MTARGETS_CONF_DISPATCH" in text and "ccopt_dispatch.h" not in text
+    assert ("EXEC_CB((TEST_CB(SSE)&&TEST_CB(SSE2)&&TEST_CB(SSE3)&&TEST_CB(SSSE3)&&TEST_CB(SSE41)&&TEST_CB(POPCNT)"
+            "&&TEST_CB(SSE42)&&TEST_CB(AVX)&&TEST_CB(F16C)&&TEST_CB(FMA3)&&TEST_CB(AVX2)), AVX2, __VA_ARGS__)") in text
+    _golden("_umath_tests.numpy.dispatch.h", text)
+    nobase = select(parse_text("/*@targets avx2 */", project=numpy_style.request.project), numpy_style)
+    assert "#define NPY_MTARGETS_CONF_BASELINE(EXEC_CB, ...)\n" in source_header(numpy_style, "k.dispatch.c", nobase)
+
+
+def test_numpy_style_forces_no_include(numpy_style: Detection, fake: Callable[..., Any]) -> None:
+    from ccopt_meson.meson_glue import TargetsOptions, _target_args
+
+    target = select(parse_text("/*@targets avx2 */", project=numpy_style.request.project), numpy_style)[0]
+    assert not any("ccopt_config.h" in a for a in _target_args(numpy_style, target, TargetsOptions((), "f")))
+    plain = detect(Request(command=("fakecc",), dispatch="max -xop -fma4"), runner=fake())
+    target = select(parse_text("/*@targets avx2 */"), plain)[0]
+    assert "ccopt_config.h" in _target_args(plain, target, TargetsOptions((), "f"))
+
+
+@pytest.mark.parametrize(("prefix", "style", "message"), [
+    ("npy_", "numpy", "macro-prefix: 'npy_' must be upper-case letters"),
+    ("NPY", "numpy", "macro-prefix: 'NPY' must be upper-case letters, digits and '_', ending in '_'"),
+    ("X=1 -fplugin=a.so -D", "ccopt", "macro-prefix: "),
+    ("NPY_", "numpi", r"header-style: unknown style 'numpi' \(did you mean 'numpy'\?\)"),
+])
+def test_bad_macro_protocol_is_one_line(fake: Callable[..., Any], prefix: str, style: str, message: str) -> None:
+    from ccopt_meson.errors import InputError
+    from ccopt_meson.records import Macros
+
+    with pytest.raises(InputError, match=message):
+        detect(Request(command=("fakecc",), macros=Macros(prefix, style)), runner=fake())

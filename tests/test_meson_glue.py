@@ -127,7 +127,8 @@ def test_targets_output_dir(tmp_path: Path, gcc12_x86_64_feature_file: Path) -> 
             env={"MESON_BUILD_ROOT": str(tmp_path / "mb"), "MESON_SUBDIR": "sub"})
     assert r.returncode == 0 and r.stderr == "", r.stderr
     rows = [line.split("\t") for line in r.stdout.splitlines()]  # library, args, sources
-    assert [row[0] for row in rows] == [f"ccopt_{t}_maxopt" for t in ("AVX512_SKX", "AVX2", "SSE42", "BASELINE")]
+    # baseline first, then ascending: the link order that keeps the lowest version's copy of a C++ inline symbol
+    assert [row[0] for row in rows] == [f"ccopt_{t}_maxopt" for t in ("BASELINE", "SSE42", "AVX2", "AVX512_SKX")]
     assert {row[2] for row in rows} == {str(src)}
     assert (tmp_path / "mb" / "sub" / "kern.dispatch.h").is_file()
 

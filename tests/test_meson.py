@@ -298,3 +298,18 @@ def test_fine_targets_and_groups_build_and_dispatch(tmp_path: Path) -> None:
     for cpu, picked in FINE_MODELS:
         out = subprocess.run([qemu, "-cpu", cpu, exe], capture_output=True, text=True, env=env)
         assert (out.returncode, out.stdout.split()) == (0, ["picked", picked]), cpu
+
+
+@pytest.mark.skipif(os.uname().machine != "x86_64", reason="the targets are x86 ones")
+def test_numpy_protocol_without_ccopts_runtime(tmp_path: Path) -> None:
+    """header-style=numpy, macro-prefix=NPY_, runtime=false: numpy's macros and header, no ccopt library, and
+    the libraries linked in the order 'targets' prints them give every version the baseline's C++ inline copy."""
+    b = Build(tmp_path, project(tmp_path, "numpy_protocol"))
+    b.meson_cmd("setup", str(b.dir))
+    b.ninja()
+    assert not list(b.dir.rglob("libccopt_cpu.a")) and not list(b.dir.rglob("ccopt-cpu-info*"))
+    out = b.meson_cmd("test", "-C", str(b.dir), "-v")
+    assert "AVX2 version: BASELINE" in out and "dispatch targets: AVX2 SSE41" in out
+    commands = b.dir / "compile_commands.json"
+    avx2 = next(line for line in commands.read_text().splitlines() if "NPY_MTARGETS_CURRENT=AVX2" in line)
+    assert "-DNPY_HAVE_AVX2" in avx2 and "CCOPT_" not in avx2 and "-include" not in avx2

@@ -313,3 +313,18 @@ def test_numpy_protocol_without_ccopts_runtime(tmp_path: Path) -> None:
     commands = b.dir / "compile_commands.json"
     avx2 = next(line for line in commands.read_text().splitlines() if "NPY_MTARGETS_CURRENT=AVX2" in line)
     assert "-DNPY_HAVE_AVX2" in avx2 and "CCOPT_" not in avx2 and "-include" not in avx2
+
+
+@pytest.mark.skipif(os.uname().machine != "x86_64", reason="the names are x86 ones")
+def test_a_parents_own_options_take_effect_after_the_first_configure(tmp_path: Path) -> None:
+    """configure_cmd/targets_cmd: the parent runs the helper with its own -Dcpu-baseline, so 'meson configure'
+    on the parent changes the request (a subproject option would keep its first value)."""
+    b = Build(tmp_path, project(tmp_path, "parent_options"))
+    out = b.meson_cmd("setup", str(b.dir), "-Dcpu-baseline=sse41")
+    assert re.search(r"parent baseline: SSE SSE2 SSE3 SSSE3 SSE41\n", out), out[-2000:]
+    assert "parent library: ccopt_BASELINE" in out and "parent library: ccopt_AVX2" in out
+    out = b.meson_cmd("configure", str(b.dir), "-Dcpu-baseline=avx2")
+    b.ninja("build.ninja")
+    log = (b.dir / "meson-logs" / "meson-log.txt").read_text()
+    assert re.search(r"parent baseline: [A-Z0-9_ ]* AVX2\b", log)
+    assert "parent library: ccopt_AVX2" not in log.rsplit("parent baseline:", 1)[1]  # AVX2 is the baseline now

@@ -106,14 +106,11 @@ def _overrides(shown: str, fam: str, entries: list[Any], own: tuple[Mapping[str,
                schema: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
     """A redefinition of built-in features: checked like a table row, against this family's names."""
     builtin = {f["name"]: f for f in raw_family(fam)["features"]}
-    names = {*builtin, *(f["name"] for f in own)}
     out: dict[str, Mapping[str, Any]] = {}
+    interest = {f["name"]: f["interest"] for f in [*builtin.values(), *own]}
+    known = {*interest, *(e["name"] for e in raw_family(fam)["extra_checks"])}
     for i, raw in enumerate(entries):
-        where = f"{os.path.basename(shown)}: override.{fam}[{i}]"
-        try:
-            validate_schema(raw, schema["definitions"]["feature_override"], schema["definitions"], where)
-        except TableError as exc:
-            raise InputError(str(exc)) from exc
+        _validated(raw, schema, "feature_override", f"{os.path.basename(shown)}: override.{fam}[{i}]")
         name = raw["name"]
         if name not in builtin:
             raise _error(shown, f"override.{fam}: '{name}' is not a built-in feature of {fam}"
@@ -121,18 +118,23 @@ def _overrides(shown: str, fam: str, entries: list[Any], own: tuple[Mapping[str,
         if name in out:
             raise _error(shown, f"override.{fam}: {name} is redefined twice; merge the two entries")
         for dep in [*raw.get("implies", ()), *raw.get("group", ()), *raw.get("extra_checks", ())]:
-            known = names | {e["name"] for e in raw_family(fam)["extra_checks"]}
             if dep not in known:
                 raise _error(shown, f"override.{fam}: {name} names '{dep}', not a feature of {fam}"
                              f"{did_you_mean(dep, known)}")
         for dep in raw.get("implies", ()):
-            interest = builtin[dep]["interest"] if dep in builtin else next(f["interest"] for f in own
-                                                                            if f["name"] == dep)
-            if interest >= builtin[name]["interest"]:
+            if interest[dep] >= interest[name]:
                 raise _error(shown, f"override.{fam}: {name} implies {dep}: its interest must be above "
-                             f"{dep}'s ({interest})")
+                             f"{dep}'s ({interest[dep]})")
         out[name] = raw
     return out
+
+
+def _validated(raw: Any, schema: Mapping[str, Any], definition: str, where: str) -> None:
+    """``raw`` checked against one definition of the tables' schema; an InputError naming ``where``."""
+    try:
+        validate_schema(raw, schema["definitions"][definition], schema["definitions"], where)
+    except TableError as exc:
+        raise InputError(str(exc)) from exc
 
 
 def _max(shown: str, fam: str, names: list[Any], own: tuple[Mapping[str, Any], ...]) -> tuple[str, ...]:
@@ -147,11 +149,7 @@ def _max(shown: str, fam: str, names: list[Any], own: tuple[Mapping[str, Any], .
 
 
 def _feature(shown: str, base: str, fam: str, raw: Any, schema: Mapping[str, Any], h: Any, i: int) -> dict[str, Any]:
-    where = f"{os.path.basename(shown)}: features.{fam}[{i}]"
-    try:
-        validate_schema(raw, schema["definitions"]["feature"], schema["definitions"], where)
-    except TableError as exc:
-        raise InputError(str(exc)) from exc
+    _validated(raw, schema, "feature", f"{os.path.basename(shown)}: features.{fam}[{i}]")
     name = raw["name"]
     if name in RESERVED:
         raise _error(shown, f"'{name}' is a keyword of cpu-baseline/cpu-dispatch or @targets, not a feature name; "

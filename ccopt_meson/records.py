@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, NamedTuple
 
+from .tables import compiler_spec, macro_style, picks_cpu
+
 if TYPE_CHECKING:
     from typing import Any, Iterable, Mapping
 
@@ -143,8 +145,6 @@ class Detection(NamedTuple):
 
     def spelling(self, what: str, **fields: str) -> str:
         """A macro of this build's protocol (``data/macros.json``): ``have``, ``target`` or ``baseline``."""
-        from .tables import macro_style
-
         macros = self.request.macros
         return str(macro_style(macros.style)[what]).format(prefix=macros.prefix, **fields)
 
@@ -156,15 +156,11 @@ class Detection(NamedTuple):
         return [self.define(self.spelling("have", name=n)) for n in closure]
 
     def define(self, text: str) -> str:
-        from .tables import compiler_spec
-
         spec = self.table.spec if self.table else compiler_spec(self.compiler.id)
         return str(spec.driver["define"]).format(text)
 
     def baseline_request(self) -> str:
         """What was asked for the baseline, with the user's own CPU choice that raised it (``-march=native``)."""
-        from .tables import picks_cpu
-
         picked = [a for a in self.compiler.args if picks_cpu(a)]
         asked = repr(self.request.baseline)
         return f"{asked} + what {' '.join(picked)} enables" if picked else asked

@@ -89,7 +89,9 @@ def validate_schema(value: Any, schema: Mapping[str, Any], defs: Mapping[str, An
                 raise TableError(f"{where}: missing required key '{key}'")
         extra = schema.get("additionalProperties", True)
         for key, item in value.items():
-            shown = key[:40].encode("unicode_escape").decode("ascii")  # a key may hold any character
+            shown = key[:40]
+            if not (shown.isascii() and shown.isprintable()):  # a key may hold any character
+                shown = shown.encode("unicode_escape").decode("ascii")
             if key in props:
                 validate_schema(item, props[key], defs, f"{where}.{shown}")
             elif extra is False:

@@ -36,6 +36,16 @@ def test_readme_test_command_is_what_ci_runs() -> None:
     assert command in readme and command in ci
 
 
+def test_ci_installs_the_meson_releases_the_tests_use() -> None:
+    from .test_meson import OLD_MESONS
+
+    ci = (ROOT / ".ci" / "run").read_text()
+    listed = re.search(r"^for v in ([\d. ]+); do", ci, re.M)
+    assert listed and tuple(listed.group(1).split()) == OLD_MESONS
+    minimum = re.search(r"meson_version: '>=([\d.]+)'", (ROOT / "meson.build").read_text())
+    assert minimum and OLD_MESONS[0] == minimum.group(1), "the stated minimum is the oldest release tested"
+
+
 def test_builtin_sha256_matches_hashlib() -> None:
     import hashlib
 

@@ -162,23 +162,109 @@ def test_consumer_through_a_wrap_file(tmp_path: Path) -> None:
     assert "dispatch picked:" in b.meson_cmd("test", "-C", str(b.dir), "-v")
 
 
-OLD_MESONS = ("1.2.3", "1.7.2")  # the stated minimum, and a release from the last two years
+# The minimum (Debian 12's), Ubuntu 24.04's, and a release from the last two years; .ci/run installs them.
+OLD_MESONS = ("1.0.1", "1.3.2", "1.7.2")
+MESONS = (*OLD_MESONS, "installed")  # and the Meson the tests run with
 
 
-@pytest.mark.parametrize("version", OLD_MESONS)
-def test_older_meson_releases(tmp_path: Path, version: str) -> None:
+def meson_release(b: Build, version: str) -> None:
+    """Point ``b`` at the Meson release installed in ``.ci/mesons/<version>`` (skip, or fail in CI, without it)."""
+    if version == "installed":
+        return
     path = ROOT / ".ci" / "mesons" / version
     if not (path / "mesonbuild").is_dir():
         message = f"meson {version} is not installed in {path} (.ci/run installs it)"
         if os.environ.get("CI", "").lower() == "true":
             pytest.fail(message)
         pytest.skip(message)
-    b = Build(tmp_path, project(tmp_path, "dot"), meson=[sys.executable, "-m", "mesonbuild.mesonmain"])
     b.env["PYTHONPATH"] = str(path)
+
+
+@pytest.mark.parametrize("version", OLD_MESONS)
+def test_older_meson_releases(tmp_path: Path, version: str) -> None:
+    b = Build(tmp_path, project(tmp_path, "dot"))
+    meson_release(b, version)
     out = b.meson_cmd("setup", str(b.dir))
     assert f"The Meson build system\nVersion: {version}" in out
     b.ninja()
     assert "dispatch picked:" in b.meson_cmd("test", "-C", str(b.dir), "-v")
+
+
+def test_the_glue_uses_no_meson_feature_newer_than_its_minimum(tmp_path: Path) -> None:
+    """Meson warns about every feature newer than a project's meson_version: the glue and example draw none."""
+    b = Build(tmp_path, project(tmp_path, "dot"))
+    out = b.meson_cmd("setup", str(b.dir))
+    assert "uses feature" not in out, out  # "... uses feature introduced in / deprecated since ..."
+
+
+EMPTY_LISTS = {
+    "meson.build": """project('empty-lists', 'c', meson_version: '>=1.0.1')
+ccopt = subproject('ccopt-meson')
+ccopt_dep = dependency('ccopt')
+r = run_command(ccopt.get_variable('targets'), 'k.dispatch.c: baseline avx2 asimd vsx2 vx', check: false)
+assert(r.returncode() == 0, r.stderr().strip())
+libs = []
+foreach line : r.stdout().strip().split('\\n')
+  t = line.split('\\t')  # library name, compile args, sources
+  libs += static_library(t[0], t[2].split(), c_args: t[1].split(), dependencies: ccopt_dep)
+endforeach
+message('names: baseline=[@0@] dispatch=[@1@] dep=[@2@]/[@3@] test_targets=[@4@]'.format(
+  ','.join(ccopt.get_variable('baseline_names')), ','.join(ccopt.get_variable('dispatch_names')),
+  ','.join(ccopt_dep.get_variable('baseline_names').split()),
+  ','.join(ccopt_dep.get_variable('dispatch_names').split()), ','.join(ccopt.get_variable('test_targets'))))
+app = executable('app', 'main.c', link_with: libs, dependencies: ccopt_dep)
+test('app', app)
+foreach target : ccopt.get_variable('test_targets')
+  test('app on ' + target, ccopt.get_variable('cpu_info'), args: ['--run-as', target, app])
+endforeach
+""",
+    "k.dispatch.c": "int CCOPT_FN(k)(void) { return 1; }\n",
+    "main.c": """#include <stdio.h>
+#include "k.dispatch.h"
+CCOPT_DISPATCH_DECLARE(k_dispatch, int, k, (void))
+CCOPT_DISPATCH_DEFINE(k_dispatch, int, k, (void), ())
+int main(void)
+{
+    printf("picked %s\\n", CCOPT_DISPATCH_TARGET_NAME(k_dispatch, k));
+    return k() == 1 ? 0 : 1;
+}
+""",
+}
+
+
+def names_line(out: str) -> str:
+    return next(line for line in out.splitlines() if "names: baseline=" in line).split("names: ", 1)[1]
+
+
+@pytest.mark.parametrize("version", MESONS)
+def test_empty_baseline_and_dispatch_lists_on_every_meson_release(tmp_path: Path, version: str) -> None:
+    """cpu-baseline=none and cpu-dispatch=none leave both lists empty: configure, build and the
+    per-target test loop work on every supported Meson (before 1.4 an empty variable value is refused)."""
+    src = tmp_path / "empty"
+    for name, text in EMPTY_LISTS.items():
+        (src / name).parent.mkdir(parents=True, exist_ok=True)
+        (src / name).write_text(text)
+    copy_repo(src / "subprojects" / "ccopt-meson")
+    b = Build(tmp_path, src)
+    meson_release(b, version)
+    out = b.meson_cmd("setup", "-Dccopt-meson:cpu-baseline=none", "-Dccopt-meson:cpu-dispatch=none", str(b.dir))
+    assert names_line(out) == "baseline=[] dispatch=[] dep=[]/[] test_targets=[BASELINE]"
+    assert re.search(r"Baseline\s*: none", out) and re.search(r"Dispatch\s*: none", out)
+    b.ninja()
+    test_out = b.meson_cmd("test", "-C", str(b.dir), "-v")
+    assert "picked BASELINE" in test_out and re.search(r"Fail:\s+0\b", test_out), test_out
+    if os.uname().machine != "x86_64":
+        return
+    # x86 with no baseline but dispatch targets: AVX2 is built, and picked where the CPU has it
+    out = b.meson_cmd("setup", "--reconfigure", "-Dccopt-meson:cpu-dispatch=max", str(b.dir))
+    names = re.fullmatch(r"baseline=\[\] dispatch=\[(.+)\] dep=\[\]/\[(.+)\] test_targets=\[(.+)\]", names_line(out))
+    assert names and "AVX2" in names[1].split(",") and names[2] == names[1], names_line(out)
+    assert names[3] == names[1] + ",BASELINE"
+    b.ninja()
+    test_out = b.meson_cmd("test", "-C", str(b.dir), "-v")
+    assert re.search(r"Fail:\s+0\b", test_out), test_out
+    picked = "picked AVX2" if "avx2" in Path("/proc/cpuinfo").read_text().split() else "picked BASELINE"
+    assert picked in test_out
 
 
 def test_c_and_cpp_probed_and_an_explicit_reconfigure_keeps_both(tmp_path: Path) -> None:
@@ -204,12 +290,12 @@ NEW_FEATURE = {"name": "ZZ_NEW", "interest": 9000, "implies": ["SSE2"], "headers
                "macros": ["__SSE2__"], "flags": {"gnu": ["-msse2"]},
                "runtime": {"*": {"cpuid": [[1, 0, "edx", 26]], "xcr0": 0, "cpuinfo": ["sse2"]}}}
 NEW_PROJECT = {
-    "meson.build": """project('new-feature', 'c', meson_version: '>=1.2.0')
+    "meson.build": """project('new-feature', 'c', meson_version: '>=1.0.1')
 ccopt = subproject('ccopt-meson')
 ccopt_dep = dependency('ccopt')
 r = run_command(ccopt.get_variable('targets'), files('k.dispatch.c'), check: true)
 libs = []
-foreach line : r.stdout().splitlines()
+foreach line : r.stdout().strip().split('\\n')
   t = line.split('\\t')  # library name, compile args, sources
   libs += static_library(t[0], t[2].split(), c_args: t[1].split(), dependencies: ccopt_dep)
 endforeach

@@ -140,7 +140,7 @@ def test_runtime_checks_cover_what_the_compiler_flags_enable(fake: Callable[...,
     t = select(parse_text("/*@targets fma3 */"), doc)
     fma3 = next(x for x in t if x.name == "FMA3")
     assert "-march=core-avx2" in fma3.args and "AVX2" in fma3.checks
-    assert "CHK(FMA3)&&CHK(AVX2)" in dispatch_header("k.dispatch.c", t)
+    assert "CHK(FMA3)&&CHK(AVX2_ISA)&&CHK(AVX2)" in dispatch_header("k.dispatch.c", t)
 
 
 def test_target_flags_keep_the_baseline_march_extensions(fake: Callable[..., Any]) -> None:

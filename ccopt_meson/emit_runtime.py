@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Sequence
 
 from .tables import Machine, Table, data_digest, families, machines, provenance, table_for
+from .version import __version__
 
 __all__ = ["HEADER_NAME", "COMPILER_ID", "runtime_table_header", "feature_ids", "write_table", "main"]
 
@@ -261,6 +262,17 @@ def _emit_array(out: _Lines, ctype: str, name: str, count: str, rows: Sequence[s
     out.add("};")
 
 
+def _emit_version(out: _Lines) -> None:
+    """The release whose macros and headers the build uses: consumers test it with #if (CHANGELOG.md)."""
+    parts = __version__.split(".")
+    if len(parts) != 3 or not all(p.isdigit() for p in parts):
+        raise ValueError(f"the package version {__version__!r} is not MAJOR.MINOR.PATCH")
+    out.add("/* The ccopt-meson release that generated this build's headers (CHANGELOG.md says what changed). */")
+    for name, part in zip(("MAJOR", "MINOR", "PATCH"), parts):
+        out.add(f"#define CCOPT_VERSION_{name} {int(part)}")
+    out.add(f'#define CCOPT_VERSION "{__version__}"', "")
+
+
 def runtime_table_header(digest: str | None = None) -> str:
     """The text of ``ccopt_cpu_table.h``: deterministic, no paths, no timestamps.
 
@@ -279,6 +291,7 @@ def runtime_table_header(digest: str | None = None) -> str:
         "#define CCOPT_CPU_TABLE_H",
         "",
     )
+    _emit_version(out)
     _emit_enum(out, ids)
     out.add(
         "",

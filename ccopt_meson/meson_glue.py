@@ -46,7 +46,7 @@ __all__ = ["ConfigureOptions", "TargetsOptions", "Kernel", "kernel", "configure"
 FLUSH_FLAGS = ("--reconfigure", "--wipe", "--clearcache")
 # Headers the subproject itself provides: a generated <source>.h must never shadow them.
 RUNTIME_TABLE = "ccopt_cpu_table.h"  # emit_runtime.HEADER_NAME, named here so a hit need not load the generator
-RESERVED_HEADERS = frozenset({*replay.FORCE_INCLUDED, "ccopt_cpu.h", RUNTIME_TABLE})
+RESERVED_HEADERS = frozenset({*replay.FORCE_INCLUDED, "ccopt_config.h", "ccopt_cpu.h", RUNTIME_TABLE})
 _UNSAFE = re.compile(r"[\x00-\x1f\x7f]")
 
 
@@ -130,6 +130,7 @@ def configure(req: Request, opts: ConfigureOptions) -> int:
     cache_dir = opts.build_dir or opts.output_dir
     det = pipeline.detect(req, build_dir=cache_dir, flush_first=flush)
     if opts.write_config:
+        emit.write_if_changed(os.path.join(opts.output_dir, emit.KERNEL_HEADER), emit.kernel_header(det))
         emit.write_if_changed(os.path.join(opts.output_dir, "ccopt_config.h"), emit.config_header(det))
         _write_runtime_table(opts.output_dir, cache.data_digest(cache_dir))
     notes = "".join(f"ccopt-meson: note: {note}\n" for note in det.notes)
@@ -138,7 +139,8 @@ def configure(req: Request, opts: ConfigureOptions) -> int:
     lines = _configure_lines(det, path)
     sys.stdout.write("\n".join(lines) + "\n")
     if not pipeline.wants_native(req):  # 'native' answers for this CPU: never replayed
-        written = [os.path.join(opts.output_dir, n) for n in ("ccopt_config.h", RUNTIME_TABLE) if opts.write_config]
+        written = [os.path.join(opts.output_dir, n) for n in ("ccopt_config.h", emit.KERNEL_HEADER, RUNTIME_TABLE)
+                   if opts.write_config]
         as_hit = {"cache_hit": "cache_hit\ttrue", "probes": "probes\t0"}  # what the next run, a hit, prints
         text = "".join(as_hit.get(line.partition("\t")[0], line) + "\n" for line in lines)
         replay.save(cache_dir, det.family, text, tables.project_files(), req.command, notes, [path, *written])

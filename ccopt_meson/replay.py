@@ -71,7 +71,7 @@ _KEEP = 128  # records per directory: one per distinct command line (a language,
 _ENV = ("PATH", "CC", "CXX", "CFLAGS", "CXXFLAGS", "CPPFLAGS", "MESON_SOURCE_ROOT", "MESON_BUILD_ROOT", "MESON_SUBDIR")
 # The headers every version of a kernel is compiled with (meson_glue force-includes them): all a
 # force-include spelling in a record may name.
-FORCE_INCLUDED = ("ccopt_config.h", "ccopt_dispatch.h")
+FORCE_INCLUDED = ("ccopt_kernel.h", "ccopt_dispatch.h")
 _PACKAGE = __file__.rpartition("/")[0] or "."  # POSIX: where a replay happens at all
 
 _invocation: tuple[str, list[str], int] | None = None  # (kind, argv, start in ns) of this process, from the entry point

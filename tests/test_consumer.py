@@ -15,7 +15,7 @@ import pytest
 from ccopt_meson import Detection, Request, detect, host
 from ccopt_meson.cli import explain_feature, main
 from ccopt_meson.dispatch import parse_targets, parse_text, select
-from ccopt_meson.emit import config_header, dispatch_header, source_id
+from ccopt_meson.emit import config_header, dispatch_header, kernel_header, source_id
 from ccopt_meson.emit_runtime import write_table
 from ccopt_meson.resolve import Token, tokenize
 from ccopt_meson.tables import DATA_DIR
@@ -57,6 +57,7 @@ def test_three_headers_in_one_file_each_function_keeps_its_own_list(doc: Detecti
     source's list would not link; each one must pick the best of its own list."""
     x86_host()
     (tmp_path / "ccopt_config.h").write_text(config_header(doc))
+    (tmp_path / "ccopt_kernel.h").write_text(kernel_header(doc))
     versions = []
     for name, text in LISTS.items():
         targets = select(parse_targets(text, name), doc)
@@ -91,6 +92,7 @@ def test_three_headers_in_one_file_each_function_keeps_its_own_list(doc: Detecti
 def test_a_source_whose_header_is_missing_is_a_compile_error_naming_it(doc: Detection, tmp_path: Path,
                                                                       gcc: str) -> None:
     (tmp_path / "ccopt_config.h").write_text(config_header(doc))
+    (tmp_path / "ccopt_kernel.h").write_text(kernel_header(doc))
     with pytest.raises(subprocess.CalledProcessError):
         compile_and_run(tmp_path, gcc, '#include "ccopt_dispatch.h"\n'
                         "CCOPT_DISPATCH_DECLARE(nope_dispatch, int, k, (void))\nint main(void) { return 0; }\n")
@@ -140,7 +142,7 @@ def test_target_args_repeat_neither_the_baseline_nor_meson_s_own_o3(tmp_path: Pa
     args = avx2("--optimization", "2")
     assert "-O3" in args and "-mavx2" in args and "-DCCOPT_TARGET=AVX2" in args
     assert not {"-msse", "-msse2", "-msse3", "-DCCOPT_HAVE_SSE=1"} & set(args)  # ccopt_dep gives those
-    assert args[:4] == ["-include", "ccopt_config.h", "-include", "ccopt_dispatch.h"]
+    assert args[:4] == ["-include", "ccopt_kernel.h", "-include", "ccopt_dispatch.h"]
     assert "-O3" not in avx2("--optimization", "3")
 
 

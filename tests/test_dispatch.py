@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from ccopt_meson import Detection, Request, detect, tables
 from ccopt_meson.dispatch import Statement, parse_file, parse_text, render_statement, select
 from ccopt_meson.dispatch import render_statement as render
-from ccopt_meson.emit import config_header, dispatch_header
+from ccopt_meson.emit import config_header, dispatch_header, kernel_header
 from ccopt_meson.errors import CcoptError, DispatchSourceError, InputError
 
 from .helpers import IS_ROOT, ROOT_REASON, one_error, one_line_message, run_targets
@@ -108,6 +108,7 @@ def test_headers_compile_and_dispatch(doc: Detection, tmp_path: Path, gcc: str) 
 
     runtime = DATA_DIR.parent / "runtime"
     (tmp_path / "ccopt_config.h").write_text(config_header(doc))
+    (tmp_path / "ccopt_kernel.h").write_text(kernel_header(doc))
     write_table(tmp_path)
     targets = select(parse_text("/*@targets baseline sse42 avx2 */"), doc)
     (tmp_path / "k.dispatch.h").write_text(dispatch_header("k.dispatch.c", targets))
@@ -157,6 +158,7 @@ def test_no_fitting_version_and_no_baseline_aborts_with_a_message(doc: Detection
 
     runtime = DATA_DIR.parent / "runtime"
     (tmp_path / "ccopt_config.h").write_text(config_header(doc))
+    (tmp_path / "ccopt_kernel.h").write_text(kernel_header(doc))
     write_table(tmp_path)
     targets = select(parse_text("/*@targets avx2 */"), doc)
     (tmp_path / "k.dispatch.h").write_text(dispatch_header("k.dispatch.c", targets))

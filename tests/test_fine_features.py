@@ -13,7 +13,7 @@ import pytest
 
 from ccopt_meson import Request, detect, tables
 from ccopt_meson.dispatch import parse_text, select
-from ccopt_meson.emit import config_header, dispatch_header
+from ccopt_meson.emit import config_header, dispatch_header, kernel_header
 from ccopt_meson.emit_runtime import write_table
 from ccopt_meson.errors import DispatchSourceError, InputError
 from ccopt_meson.resolve import tokenize
@@ -143,6 +143,7 @@ def dispatcher(tmp_path_factory: pytest.TempPathFactory) -> Path:
     doc = detect(Request(command=(gcc,), dispatch="max"))
     targets = select(parse_text(STATEMENT), doc)
     (tmp / "ccopt_config.h").write_text(config_header(doc))
+    (tmp / "ccopt_kernel.h").write_text(kernel_header(doc))
     (tmp / "k.dispatch.h").write_text(dispatch_header("k.dispatch.c", targets))
     write_table(tmp)
     (tmp / "main.c").write_text(

@@ -267,6 +267,56 @@ def test_empty_baseline_and_dispatch_lists_on_every_meson_release(tmp_path: Path
     assert picked in test_out
 
 
+TWO_LISTS = {
+    "meson.build": """project('two-lists', 'c', meson_version: '>=1.0.1')
+ccopt = subproject('ccopt-meson')
+ccopt_dep = dependency('ccopt')
+r = run_command(ccopt.get_variable('targets'), 'a.dispatch.c: baseline sse41 avx2',
+                'b.dispatch.c: baseline sse41 avx512f', check: false)
+assert(r.returncode() == 0, r.stderr().strip())
+libs = []
+foreach line : r.stdout().strip().split('\\n')
+  t = line.split('\\t')  # library name, compile args, sources
+  libs += static_library(t[0], t[2].split(), c_args: t[1].split(), dependencies: ccopt_dep)
+endforeach
+test('app', executable('app', 'main.c', link_with: libs, dependencies: ccopt_dep))
+""",
+    "a.dispatch.c": "int CCOPT_FN(a)(void) { return 1; }\n",
+    "b.dispatch.c": "int CCOPT_FN(b)(void) { return 2; }\n",
+    "main.c": """#include "a.dispatch.h"
+#include "b.dispatch.h"
+CCOPT_DISPATCH_DECLARE(a_dispatch, int, a, (void))
+CCOPT_DISPATCH_DEFINE(a_dispatch, int, a, (void), ())
+CCOPT_DISPATCH_DECLARE(b_dispatch, int, b, (void))
+CCOPT_DISPATCH_DEFINE(b_dispatch, int, b, (void), ())
+int main(void) { return a() + b() == 3 ? 0 : 1; }
+""",
+}
+
+
+@pytest.mark.skipif(os.uname().machine != "x86_64", reason="the target lists are x86 ones")
+def test_a_dispatch_change_recompiles_only_the_kernels_whose_targets_changed(tmp_path: Path) -> None:
+    """Kernels force-include ccopt_kernel.h, which holds nothing of the dispatch list: dropping AVX512F
+    from cpu-dispatch rebuilds what uses b.dispatch.c's list (main.c), never a.dispatch.c."""
+    src = tmp_path / "two"
+    for name, text in TWO_LISTS.items():
+        (src / name).parent.mkdir(parents=True, exist_ok=True)
+        (src / name).write_text(text)
+    copy_repo(src / "subprojects" / "ccopt-meson")
+    b = Build(tmp_path, src)
+    b.meson_cmd("setup", str(b.dir))
+    b.ninja()
+    compiled = b.log.read_text()
+    assert "a.dispatch.c" in compiled and "-DCCOPT_TARGET=AVX512F" in compiled
+    b.meson_cmd("configure", "-Dccopt-meson:cpu-dispatch=max -avx512f", str(b.dir))
+    b.ninja()
+    compiles = [line for line in b.log.read_text().splitlines() if " -c " in f" {line} " and not PROBE.search(line)]
+    assert any(line.endswith("main.c") or "main.c " in line for line in compiles), compiles
+    assert not [line for line in compiles if "a.dispatch.c" in line], compiles
+    assert "-DCCOPT_TARGET=AVX512F" not in "\n".join(compiles)
+    assert re.search(r"Fail:\s+0\b", b.meson_cmd("test", "-C", str(b.dir)))
+
+
 def test_c_and_cpp_probed_and_an_explicit_reconfigure_keeps_both(tmp_path: Path) -> None:
     b = Build(tmp_path, project(tmp_path, "dot"))
     b.meson_cmd("setup", "-Dccopt-meson:languages=c,cpp", str(b.dir))

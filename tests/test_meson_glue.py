@@ -288,7 +288,8 @@ def test_a_forged_cache_cannot_change_the_build(tmp_path: Path) -> None:
 
     run(sys.executable, "-m", "mesonbuild.mesonmain", "setup", str(build))
     sub = build / "subprojects" / "ccopt-meson"
-    watched = [build / "build.ninja", sub / "ccopt_config.h", *sorted(build.glob("*.dispatch.h"))]
+    watched = [build / "build.ninja", *(sub / h for h in ("ccopt_config.h", "ccopt_kernel.h")),
+               *sorted(build.glob("*.dispatch.h"))]
     assert len(watched) >= 5
     before = {p: p.read_bytes() for p in watched}
     good = json.loads((sub / CACHE).read_text())

@@ -238,7 +238,7 @@ def test_a_forged_targets_record_cannot_add_a_source(checkout: Path, tmp_path: P
 def test_checker_accepts_what_the_tables_spell() -> None:
     c = replay._Checker("configure", ["configure", "--arg=-march=armv8.4-a+crypto"], "/", "/")
     assert c._load_vocabulary()
-    assert c.args(["-msse2 -mavx2 -DCCOPT_HAVE_AVX2=1 -DCCOPT_TARGET=AVX2", "-include ccopt_config.h", "/arch:AVX2",
+    assert c.args(["-msse2 -mavx2 -DCCOPT_HAVE_AVX2=1 -DCCOPT_TARGET=AVX2", "-include ccopt_kernel.h", "/arch:AVX2",
                    "-march=armv8.2-a+fp16+fp16fml", "-march=armv8.4-a+crypto+sve", "-O3", "/FIccopt_dispatch.h"])
     for forged in ["-mavx2 -fplugin=x.so", "-include /etc/passwd", "-mavx2  -msse", "-mavx2 ",
                    "ccopt_config.h", "-march=native", "-xHost", "-o", "-E", "-c", "-dM", "immintrin.h",

@@ -2,19 +2,10 @@
 #ifndef CCOPT_CONFIG_H_
 #define CCOPT_CONFIG_H_
 
-#define CCOPT_ARCH "x86_64"
-#define CCOPT_ARCH_X86_64 1
-#define CCOPT_WITH_CPU_BASELINE "SSE SSE2 SSE3"
-#define CCOPT_WITH_CPU_BASELINE_N 3
+#include "ccopt_kernel.h"
+
 #define CCOPT_WITH_CPU_DISPATCH "AMX_BF16 AMX_INT8 AMX_TILE AVX512_BF16 AVX512_SPR AVX512_FP16 AVX512_ICL AVX512VPOPCNTDQ AVX512BITALG AVX512VBMI2 AVX512_CNL AVX512VBMI AVX512IFMA AVX512_CLX AVX512VNNI X86_V4 AVX512_SKX AVX512DQ AVX512BW AVX512VL AVX512_KNM AVX512_KNL AVX512CD AVX512F AVX_VNNI VAES VPCLMULQDQ X86_V3 AVX2 AVX2_ISA FMA3 FMA3_ISA F16C AVX GFNI X86_V2 SHA PCLMULQDQ AES SSE42_ISA SSE42 POPCNT SSE41 SSSE3 BMI2 BMI1 LZCNT MOVBE"
 #define CCOPT_WITH_CPU_DISPATCH_N 48
-#ifndef CCOPT__EXPAND
-#define CCOPT__EXPAND(X) X
-#endif
-#define CCOPT_WITH_CPU_BASELINE_CALL(CB, ...) \
-	CCOPT__EXPAND(CB(SSE, __VA_ARGS__)) \
-	CCOPT__EXPAND(CB(SSE2, __VA_ARGS__)) \
-	CCOPT__EXPAND(CB(SSE3, __VA_ARGS__))
 #define CCOPT_WITH_CPU_DISPATCH_CALL(CB, ...) \
 	CCOPT__EXPAND(CB(AMX_BF16, __VA_ARGS__)) \
 	CCOPT__EXPAND(CB(AMX_INT8, __VA_ARGS__)) \
@@ -64,50 +55,5 @@
 	CCOPT__EXPAND(CB(BMI1, __VA_ARGS__)) \
 	CCOPT__EXPAND(CB(LZCNT, __VA_ARGS__)) \
 	CCOPT__EXPAND(CB(MOVBE, __VA_ARGS__))
-
-/* baseline features (target builds also get CCOPT_HAVE_* of their own features as -D) */
-#ifndef CCOPT_HAVE_SSE
-#define CCOPT_HAVE_SSE 1
-#endif
-#ifndef CCOPT_HAVE_SSE2
-#define CCOPT_HAVE_SSE2 1
-#endif
-#ifndef CCOPT_HAVE_SSE3
-#define CCOPT_HAVE_SSE3 1
-#endif
-
-/* intrinsics headers of the features this translation unit is built for */
-#ifndef CCOPT_NO_INTRIN_HEADERS
-#if defined(CCOPT_HAVE_MOVBE) || defined(CCOPT_HAVE_LZCNT) || defined(CCOPT_HAVE_BMI1) || defined(CCOPT_HAVE_BMI2) || defined(CCOPT_HAVE_SHA) || defined(CCOPT_HAVE_GFNI) || defined(CCOPT_HAVE_AVX) || defined(CCOPT_HAVE_FMA3_ISA) || defined(CCOPT_HAVE_AVX2_ISA) || defined(CCOPT_HAVE_VPCLMULQDQ) || defined(CCOPT_HAVE_VAES) || defined(CCOPT_HAVE_AVX_VNNI) || defined(CCOPT_HAVE_AVX512VL) || defined(CCOPT_HAVE_AVX512BW) || defined(CCOPT_HAVE_AVX512DQ) || defined(CCOPT_HAVE_AVX512VNNI) || defined(CCOPT_HAVE_AVX512IFMA) || defined(CCOPT_HAVE_AVX512VBMI) || defined(CCOPT_HAVE_AVX512VBMI2) || defined(CCOPT_HAVE_AVX512BITALG) || defined(CCOPT_HAVE_AVX512VPOPCNTDQ) || defined(CCOPT_HAVE_AVX512_FP16) || defined(CCOPT_HAVE_AVX512_BF16) || defined(CCOPT_HAVE_AMX_TILE) || defined(CCOPT_HAVE_AMX_INT8) || defined(CCOPT_HAVE_AMX_BF16)
-#include <immintrin.h>
-#endif
-#if defined(CCOPT_HAVE_SSE)
-#include <xmmintrin.h>
-#endif
-#if defined(CCOPT_HAVE_SSE2)
-#include <emmintrin.h>
-#endif
-#if defined(CCOPT_HAVE_SSE3)
-#include <pmmintrin.h>
-#endif
-#if defined(CCOPT_HAVE_SSSE3)
-#include <tmmintrin.h>
-#endif
-#if defined(CCOPT_HAVE_SSE41)
-#include <smmintrin.h>
-#endif
-#if defined(CCOPT_HAVE_POPCNT)
-#include <popcntintrin.h>
-#endif
-#if defined(CCOPT_HAVE_SSE42) || defined(CCOPT_HAVE_SSE42_ISA)
-#include <nmmintrin.h>
-#endif
-#if defined(CCOPT_HAVE_AES) || defined(CCOPT_HAVE_PCLMULQDQ)
-#include <wmmintrin.h>
-#endif
-#if defined(CCOPT_HAVE_XOP) || defined(CCOPT_HAVE_FMA4)
-#include <x86intrin.h>
-#endif
-#endif
 
 #endif /* CCOPT_CONFIG_H_ */

@@ -229,7 +229,8 @@ def _force_include(det: Detection) -> list[str]:
 
 
 def targets(opts: TargetsOptions) -> int:
-    """``LIBRARY<TAB>args<TAB>sources`` lines, one per distinct set of compile args; writes each ``<source>.h``.
+    """``LIBRARY<TAB>args<TAB>sources<TAB>TARGET`` lines, one per distinct set of compile args; writes each
+    ``<source>.h``.
 
     One process for all sources of a project (every helper start costs a Python start-up on
     every configure), and one static library per target rather than per source and target:
@@ -246,15 +247,16 @@ def targets(opts: TargetsOptions) -> int:
     check_field(opts.prefix, "--prefix")
     # every header path is checked before any is written
     plan = [(k, _header_path(k.source, out_dir), dispatch.select(k.statement, det)) for k in kernels]
-    groups: dict[str, tuple[list[str], list[str]]] = {}  # library -> (args, sources)
+    groups: dict[str, tuple[list[str], list[str], str]] = {}  # library -> (args, sources, target)
     for k, header, chosen in plan:
         emit.write_if_changed(header, emit.dispatch_header(k.source, chosen, k.origin))
         for t in chosen:
-            args, sources = groups.setdefault(_library(opts.prefix, t, k.statement.policies),
-                                              (_target_args(det, t, opts), []))
+            args, sources, _ = groups.setdefault(_library(opts.prefix, t, k.statement.policies),
+                                                 (_target_args(det, t, opts), [], t.name))
             sources.append(k.source)
-    text = "".join(f"{lib}\t{_args_field(args, 'target argument')}\t{' '.join(srcs)}\n"
-                   for lib, (args, srcs) in groups.items())
+    # the target last: a field added after those a consumer already splits (ccopt-cpu-info --run-as takes it)
+    text = "".join(f"{lib}\t{_args_field(args, 'target argument')}\t{' '.join(srcs)}\t{name}\n"
+                   for lib, (args, srcs, name) in groups.items())
     sys.stdout.write(text)
     parsed = [a for a in opts.sources if os.path.isfile(a)]  # sources whose own @targets statement was read
     replay.save(os.path.dirname(os.fspath(opts.feature_file)) or ".", det.family, text,

@@ -602,9 +602,11 @@ class _Checker:
         args: list[str] = []
         for line in lines:
             parts = line.split("\t")
-            if len(parts) != 3 or not all(_printable(p) for p in parts):
+            if len(parts) != 4 or not all(_printable(p) for p in parts):
                 return False
-            lib, lib_args, srcs = parts
+            lib, lib_args, srcs, target = parts
+            if target != "BASELINE" and not self.names(target.split("__")):
+                return False
             if not lib.startswith(prefix) or not lib.replace("_", "a").isalnum() or not lib.isascii():
                 return False
             if not set(srcs.split(" ")) <= sources:

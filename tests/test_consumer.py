@@ -125,7 +125,9 @@ def test_target_lists_in_meson_build_never_read_the_source(tmp_path: Path, featu
     monkeypatch.chdir(tmp_path)  # neither source exists: only its name is used
     lines = run_targets(capsys, feature_file, tmp_path, "x.dispatch.c: baseline avx2 sse42",
                         "src/y.dispatch.c: avx2 asimd")
-    libs = {lib: (args.split(), sources.split()) for lib, args, sources in lines}
+    libs = {lib: (args.split(), sources.split()) for lib, args, sources, _ in lines}
+    # the last field is the target, what ccopt-cpu-info --run-as takes
+    assert [target for *_, target in lines] == ["AVX2", "SSE42", "BASELINE"]
     assert list(libs) == ["ccopt_AVX2", "ccopt_SSE42", "ccopt_BASELINE"]  # one library per set of args
     assert libs["ccopt_AVX2"][1] == ["x.dispatch.c", "src/y.dispatch.c"]
     assert (tmp_path / "x.dispatch.h").is_file() and (tmp_path / "y.dispatch.h").is_file()

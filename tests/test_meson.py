@@ -317,6 +317,92 @@ def test_a_dispatch_change_recompiles_only_the_kernels_whose_targets_changed(tmp
     assert re.search(r"Fail:\s+0\b", b.meson_cmd("test", "-C", str(b.dir)))
 
 
+COVERAGE = {
+    "meson.build": """project('coverage', 'c', meson_version: '>=1.0.1')
+ccopt = subproject('ccopt-meson')
+ccopt_dep = dependency('ccopt')
+r = run_command(ccopt.get_variable('targets'), 'a.dispatch.c: baseline (avx2_isa bmi2) avx2_isa sse41',
+                'b.dispatch.c: baseline (fma3_isa avx2_isa) x86_v3 sse42', check: false)
+assert(r.returncode() == 0, r.stderr().strip())
+libs = []
+versions = []
+foreach line : r.stdout().strip().split('\\n')
+  t = line.split('\\t')  # library name, compile args, sources, target
+  libs += static_library(t[0], t[2].split(), c_args: t[1].split(), dependencies: ccopt_dep)
+  versions += versions.contains(t[3]) ? [] : [t[3]]
+endforeach
+app = executable('app', 'main.c', link_with: libs, dependencies: ccopt_dep)
+test('app', app)
+foreach target : versions
+  test('app on ' + target, ccopt.get_variable('cpu_info'), args: ['--run-as', target, app])
+endforeach
+message('versions: ' + ' '.join(versions))
+""",
+    "a.dispatch.c": "int CCOPT_FN(a)(void) { return 1; }\n",
+    "b.dispatch.c": "int CCOPT_FN(b)(void) { return 2; }\n",
+    "main.c": """#include <stdio.h>
+#include "a.dispatch.h"
+#include "b.dispatch.h"
+CCOPT_DISPATCH_DECLARE(a_dispatch, int, a, (void))
+CCOPT_DISPATCH_DEFINE(a_dispatch, int, a, (void), ())
+CCOPT_DISPATCH_DECLARE(b_dispatch, int, b, (void))
+CCOPT_DISPATCH_DEFINE(b_dispatch, int, b, (void), ())
+int main(void)
+{
+    printf("picked a %s\\npicked b %s\\n", CCOPT_DISPATCH_TARGET_NAME(a_dispatch, a),
+           CCOPT_DISPATCH_TARGET_NAME(b_dispatch, b));
+    return a() + b() == 3 ? 0 : 1;
+}
+""",
+}
+COMPILED = {"a": {"BMI2__AVX2_ISA", "AVX2_ISA", "SSE41", "BASELINE"},
+            "b": {"X86_V3", "FMA3_ISA__AVX2_ISA", "SSE42", "BASELINE"}}
+
+
+def _runs_on(version: str, usable: set[str]) -> bool:
+    return version == "BASELINE" or set(re.sub(r"(?<!_)__(?!_)", " ", version).split()) <= usable
+
+
+@pytest.mark.skipif(os.uname().machine != "x86_64", reason="the target lists are x86 ones")
+def test_the_version_loop_exercises_every_compiled_version_this_cpu_runs(tmp_path: Path) -> None:
+    """The README's loop (one --run-as per targets line's target) picks every (source, version) pair
+    compiled and runnable here at least once, the multi-feature ones included; and under qemu's CPU
+    models the same masks (CCOPT_ENABLE_CPU_FEATURES, what --run-as sets) do the same."""
+    import json
+
+    src = tmp_path / "coverage"
+    for name, text in COVERAGE.items():
+        (src / name).parent.mkdir(parents=True, exist_ok=True)
+        (src / name).write_text(text)
+    copy_repo(src / "subprojects" / "ccopt-meson")
+    b = Build(tmp_path, src)
+    versions = re.search(r"Message: versions: (.*)", b.meson_cmd("setup", str(b.dir)))
+    assert versions and set(versions[1].split()) == COMPILED["a"] | COMPILED["b"]
+    b.ninja()
+    out = b.meson_cmd("test", "-C", str(b.dir), "-v")
+    info = b.dir / "subprojects" / "ccopt-meson" / "ccopt-cpu-info"
+    usable = {n for n, ok in json.loads(b.run(str(info), "--json"))["features"].items() if ok}
+    runnable = {(s, v) for s, vs in COMPILED.items() for v in vs if _runs_on(v, usable)}
+    assert set(re.findall(r"^picked (a|b) (\w+)$", out, re.M)) == runnable
+    qemu = need("qemu-x86_64-static")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CCOPT_")}
+    for model in ("Nehalem", "SandyBridge", "Haswell", "Haswell,-f16c"):
+        doc = json.loads(subprocess.run([qemu, "-cpu", model, str(info), "--json"], capture_output=True, text=True,
+                                        env=env, check=True).stdout)
+        on_model = {n for n, ok in doc["features"].items() if ok}
+        seen = set()
+        for v in versions[1].split():
+            if not _runs_on(v, on_model):
+                continue  # --run-as reports it skipped
+            names = "BASELINE" if v == "BASELINE" else re.sub(r"(?<!_)__(?!_)", " ", v)
+            r = subprocess.run([qemu, "-cpu", model, str(b.dir / "app")], capture_output=True, text=True,
+                               env={**env, "CCOPT_ENABLE_CPU_FEATURES": names})
+            assert r.returncode == 0, (model, v, r.stderr)
+            seen |= set(re.findall(r"^picked (a|b) (\w+)$", r.stdout, re.M))
+        expected = {(s, v) for s, vs in COMPILED.items() for v in vs if _runs_on(v, on_model)}
+        assert seen == expected, model
+
+
 def test_c_and_cpp_probed_and_an_explicit_reconfigure_keeps_both(tmp_path: Path) -> None:
     b = Build(tmp_path, project(tmp_path, "dot"))
     b.meson_cmd("setup", "-Dccopt-meson:languages=c,cpp", str(b.dir))

@@ -16,7 +16,7 @@ import os
 import re
 
 from . import fsio
-from .errors import DispatchSourceError, InputError, did_you_mean, unknown_names
+from .errors import DispatchSourceError, InputError, did_you_mean, did_you_mean_token, unknown_names
 from .records import Detection
 from .tables import Table, all_feature_names, families_of, table_for, target_groups
 
@@ -145,7 +145,7 @@ def _parse_body(body: str, where: str, line: int) -> Statement:
             else:
                 targets.append((up,))
         else:
-            raise _fail(where, line, f"invalid token '{_show(tok)}' in @targets")
+            raise _fail(where, line, f"invalid token '{_show(tok)}'{did_you_mean_token(tok, known)} in @targets")
     if group is not None:
         raise _fail(where, line, "'(' is not closed in @targets")
     if unknown:

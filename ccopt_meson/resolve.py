@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 
-from .errors import InputError, unknown_names
+from .errors import InputError, did_you_mean_token, unknown_names
 from .tables import Table, all_feature_names, families_of
 
 TYPE_CHECKING = False
@@ -65,8 +65,9 @@ def tokenize(text: str, option: str) -> list[Token]:
             op = part
             continue
         if not _WORD.fullmatch(part):
+            hint = did_you_mean_token(part, [*all_feature_names(), *SPECIAL])
             raise InputError(
-                f"{option}: invalid token '{_show(part)}'; expected feature names, "
+                f"{option}: invalid token '{_show(part)}'{hint}; expected feature names, "
                 f"{', '.join(s.lower() for s in SPECIAL)}, '+' or '-'"
             )
         word = part.upper()

@@ -187,7 +187,8 @@ BAD_TARGETS = [
     pytest.param("avx2 avx1024", "unknown target 'avx1024' (did you mean", id="unknown-target"),
     pytest.param("avx2 () avx512f", "empty group '()' in @targets", id="empty-group"),
     pytest.param("", "the @targets statement is empty", id="empty-statement"),
-    pytest.param("avx2 fma3;", "invalid token 'fma3;' in @targets", id="invalid-token"),
+    pytest.param("avx2 fma3;", "invalid token 'fma3;' (did you mean 'FMA3'?) in @targets", id="invalid-token"),
+    pytest.param("sse4.2 avx2", "invalid token 'sse4.2' (did you mean 'SSE42'?) in @targets", id="dotted-name"),
 ]
 
 

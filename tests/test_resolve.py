@@ -58,6 +58,7 @@ def test_foreign_names_are_ignored_with_a_note() -> None:
     ("$maxopt", "cpu-baseline: invalid token '$maxopt'; expected feature names, min, max, native, detect, none, "
                 "'+' or '-'"),
     ("avx\u00e9", "cpu-baseline: invalid token 'avx\u00e9'"),
+    ("sse4.2", "cpu-baseline: invalid token 'sse4.2' (did you mean 'SSE42'?); expected feature names"),
     ("x" * 100, "cpu-baseline: unknown feature '" + "x" * 37 + "...'"),
 ])
 def test_every_error_message(text: str, message: str) -> None:

@@ -313,7 +313,7 @@ def cmd_targets(ns: argparse.Namespace) -> int:
     from .meson_glue import TargetsOptions, targets
 
     return targets(TargetsOptions(tuple(ns.sources), ns.feature_file, ns.output_dir or None, ns.optimization,
-                                  ns.prefix))
+                                  ns.prefix, ns.lang))
 
 
 def _detect_parser(p: _Adder) -> None:
@@ -360,6 +360,8 @@ def _targets_parser(p: _Adder) -> None:
     p.add_argument("--prefix", default="ccopt", help="library names: PREFIX_TARGET (default: %(default)s)")
     p.add_argument("--feature-file", required=True, help="the feature file written at configure time")
     p.add_argument("--output-dir", help="where <source>.h goes (default: the Meson build dir of the caller)")
+    p.add_argument("--lang", choices=["c", "cpp"], help="the language of the sources (the subproject's `targets` "
+                   "says c, `targets_cpp` cpp): a source of the other one is refused")
     _features_file_option(p)  # the same file configure was given (the subproject's `targets` passes it)
 
 

@@ -136,7 +136,7 @@ def _record_path(kind: str, argv: Sequence[str], cwd: str) -> str | None:
 _NEVER = ("--flush", "--json", "--help")  # runs never replayed (argparse takes a prefix of each too)
 # The options of 'targets' that take a value (cli.py declares them; a test keeps the two in step).
 TARGETS_VALUE_OPTIONS = ("--feature-file", "--output-dir", "--optimization", "--prefix",
-                         "--features-file")
+                         "--features-file", "--lang")
 # The feature file of each language (cache.cache_file names them; a test keeps the two in step).
 FEATURE_FILES = {"c": "ccopt-features.json", "cpp": "ccopt-features-cpp.json"}
 

@@ -180,6 +180,39 @@ def targets(feature: Path, *sources: Path | str, out: Path) -> subprocess.Comple
 # --------------------------------------------------------------------------- targets never overwrites
 
 
+def test_a_generated_header_never_shadows_the_projects_own(tmp_path: Path, feature_file: Path) -> None:
+    """blake3.c as a dispatch source would generate blake3.h into the build dir, in front of the
+    project's public blake3.h on the include path: refused, naming both and the way out."""
+    src, out = tmp_path / "src", tmp_path / "out"
+    src.mkdir()
+    out.mkdir()
+    (src / "blake3.c").write_text("/*@targets avx2 */\n")
+    (src / "blake3.h").write_text("/* the library's own header */\n")
+    one_error(targets(feature_file, src / "blake3.c", out=out),
+              f"dispatch source '{src / 'blake3.c'}' would generate blake3.h, which shadows the project's own",
+              "blake3.h; rename the source (e.g. to blake3.dispatch.c)")
+    assert not (out / "blake3.h").exists()
+    (src / "blake3.h").unlink()
+    assert targets(feature_file, src / "blake3.c", out=out).returncode == 0
+
+
+@pytest.mark.parametrize("lang,source,words", [
+    ("c", "k.dispatch.cpp", "is C++, but was passed to ccopt's C 'targets'; pass it to "
+                            "ccopt.get_variable('targets_cpp'), build its libraries with cpp_args:"),
+    ("cpp", "k.dispatch.c", "is C, but was passed to 'targets_cpp'; pass it to ccopt.get_variable('targets')"),
+])
+def test_a_source_of_the_other_language_is_named(tmp_path: Path, feature_file: Path, lang: str, source: str,
+                                                 words: str) -> None:
+    """Meson would compile it with the other language's args, without its target's flags."""
+    r = cli("targets", f"{source}: avx2", "--lang", lang, "--feature-file", str(feature_file),
+            "--output-dir", str(tmp_path), cwd=tmp_path)
+    one_error(r, f"dispatch source '{source}' {words}")
+    other = "cpp" if lang == "c" else "c"
+    ok = cli("targets", f"{source}: avx2", "--lang", other, "--feature-file", str(feature_file),
+             "--output-dir", str(tmp_path), cwd=tmp_path)
+    assert ok.returncode == 0, ok.stderr
+
+
 def test_a_header_named_source_is_not_replaced_by_its_header(tmp_path: Path, feature_file: Path) -> None:
     src = tmp_path / "kern.h"
     src.write_text("/*@targets avx2 */\n")

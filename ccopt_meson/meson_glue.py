@@ -230,6 +230,19 @@ def _header_path(source: str, out_dir: StrPath) -> str:
     return path
 
 
+def _check_something_is_built(k: Kernel, chosen: list[dispatch.Target], det: Detection) -> None:
+    """Every target of this machine is in the baseline and the list has no ``baseline``: no version
+    would be built, and every caller would find none at run time."""
+    if chosen or det.table is None:
+        return
+    family = det.table.machine.family
+    mine = ["__".join(t) for t in k.statement.targets if all(family in tables.families_of(n) for n in t)]
+    if mine and all(set(t.split("__")) <= set(det.baseline) for t in mine):
+        raise InputError(f"{k.source}: every target for {det.arch} ({', '.join(mine)}) is part of the baseline "
+                         "and the list has no 'baseline': nothing would be built; add 'baseline' to the list "
+                         "(or '$keep_baseline' to build those targets anyway)")
+
+
 def _library(prefix: str, target: dispatch.Target, policies: frozenset[str]) -> str:
     """One library per distinct set of compile args: the target plus the policies that change args."""
     opt = "_maxopt" if policies & {"MAXOPT", "AUTOVEC"} else ""
@@ -272,6 +285,8 @@ def targets(opts: TargetsOptions) -> int:
     check_field(opts.prefix, "--prefix")
     # every header path is checked before any is written
     plan = [(k, _header_path(k.source, out_dir), dispatch.select(k.statement, det)) for k in kernels]
+    for k, _, chosen in plan:
+        _check_something_is_built(k, chosen, det)
     groups: dict[str, tuple[list[str], list[str], str]] = {}  # library -> (args, sources, target)
     for k, header, chosen in plan:
         emit.write_if_changed(header, emit.dispatch_header(k.source, chosen, k.origin))

@@ -403,6 +403,16 @@ def test_the_version_loop_exercises_every_compiled_version_this_cpu_runs(tmp_pat
         assert seen == expected, model
 
 
+@pytest.mark.skipif(os.uname().machine != "x86_64", reason="ASIMD must be another machine's name")
+def test_a_name_of_another_machine_in_the_baseline_is_said_on_the_console(tmp_path: Path) -> None:
+    """The summary then shows Baseline: none; the note saying why is on the console, not only in meson-log.txt."""
+    b = Build(tmp_path, project(tmp_path, "dot"))
+    out = b.meson_cmd("setup", "-Dccopt-meson:cpu-baseline=asimd", "-Dccopt-meson:cpu-dispatch=avx2", str(b.dir))
+    assert re.search(r"Baseline\s*: none", out)
+    assert out.count("ccopt-meson: note: cpu-baseline: ignored ASIMD: not features of x86_64") == 1, out
+    assert "ccopt-meson: note" not in b.meson_cmd("setup", str(tmp_path / "default"))  # the default says nothing
+
+
 def test_c_and_cpp_probed_and_an_explicit_reconfigure_keeps_both(tmp_path: Path) -> None:
     b = Build(tmp_path, project(tmp_path, "dot"))
     b.meson_cmd("setup", "-Dccopt-meson:languages=c,cpp", str(b.dir))

@@ -213,6 +213,19 @@ def test_a_source_of_the_other_language_is_named(tmp_path: Path, feature_file: P
     assert ok.returncode == 0, ok.stderr
 
 
+def test_a_list_whose_targets_are_all_in_the_baseline_is_named(tmp_path: Path, feature_file: Path) -> None:
+    """Without 'baseline' such a source would get no version at all (numpy drops targets the baseline
+    already has); a list for other machines only, or one that builds something, is fine."""
+    def run(text: str) -> subprocess.CompletedProcess[str]:
+        return cli("targets", f"k.dispatch.c: {text}", "--feature-file", str(feature_file), "--output-dir",
+                   str(tmp_path), cwd=tmp_path)
+
+    one_error(run("sse3 sse2 asimd"), "k.dispatch.c: every target for x86_64 (SSE3, SSE2) is part of the baseline "
+              "and the list has no 'baseline': nothing would be built; add 'baseline' to the list")
+    for fine in ("baseline sse3", "$keep_baseline sse3", "asimd vsx2", "sse3 avx2"):
+        assert run(fine).returncode == 0, fine
+
+
 def test_a_header_named_source_is_not_replaced_by_its_header(tmp_path: Path, feature_file: Path) -> None:
     src = tmp_path / "kern.h"
     src.write_text("/*@targets avx2 */\n")

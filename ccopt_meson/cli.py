@@ -209,9 +209,26 @@ def explain_names(texts: Sequence[str]) -> list[str]:
     return list(dict.fromkeys(names))
 
 
+def _configured_build(build_dir: str | None) -> Detection | None:
+    """The detection of a configured Meson build dir (its first language's feature file), else None.
+
+    ``explain --build-dir`` of such a dir answers for that build: probing the default compiler there
+    would answer for another one and leave a cache that ``report`` lists as a second configuration."""
+    from .meson_glue import is_build_dir
+
+    if not build_dir or not is_build_dir(build_dir):
+        return None
+    files = cache.find(build_dir)
+    if not files:
+        raise InputError(f"no ccopt feature file under '{build_dir}'; configure the project first, or pass a "
+                         "--build-dir that is not a Meson build directory")
+    return pipeline.read_file(files[0])
+
+
 def cmd_explain(ns: argparse.Namespace) -> int:
     names = explain_names(ns.names)
-    det = pipeline.detect(request_from(ns, names), build_dir=ns.build_dir, flush_first=ns.flush)
+    det = _configured_build(ns.build_dir) or pipeline.detect(request_from(ns, names), build_dir=ns.build_dir,
+                                                             flush_first=ns.flush)
     answers = [explain_feature(det, n) for n in names]
     if ns.json:
         _print_json(answers)

@@ -413,6 +413,29 @@ def test_a_name_of_another_machine_in_the_baseline_is_said_on_the_console(tmp_pa
     assert "ccopt-meson: note" not in b.meson_cmd("setup", str(tmp_path / "default"))  # the default says nothing
 
 
+def test_explain_in_a_meson_build_dir_answers_for_that_build(tmp_path: Path) -> None:
+    """explain --build-dir of a configured build reads its detection: no probe of another compiler, no
+    second cache for report to list."""
+    from ccopt_meson import cache
+
+    from .helpers import cli
+
+    b = Build(tmp_path, project(tmp_path, "dot"))
+    b.meson_cmd("setup", "-Dccopt-meson:cpu-dispatch=avx2 sse41", str(b.dir))
+    before = cache.find(b.dir)
+    r = cli("explain", "avx2", "avx512f", "--build-dir", str(b.dir), "--cc", str(tmp_path / "no-such-compiler"))
+    assert r.returncode == 0, r.stderr
+    assert "AVX2: a dispatch target" in r.stdout  # and what the build never probed is said so
+    assert "AVX512F: not supported\n  reason  : not probed: not part of the request" in r.stdout
+    assert cache.find(b.dir) == before and len(before) == 1
+    empty = tmp_path / "other"
+    b.meson_cmd("setup", str(empty))
+    for f in cache.find(empty):
+        f.unlink()
+    r = cli("explain", "avx2", "--build-dir", str(empty))
+    assert r.returncode == 1 and r.stderr.startswith(f"ccopt-meson: error: no ccopt feature file under '{empty}'")
+
+
 def test_c_and_cpp_probed_and_an_explicit_reconfigure_keeps_both(tmp_path: Path) -> None:
     b = Build(tmp_path, project(tmp_path, "dot"))
     b.meson_cmd("setup", "-Dccopt-meson:languages=c,cpp", str(b.dir))

@@ -230,6 +230,41 @@ def _header_path(source: str, out_dir: StrPath) -> str:
     return path
 
 
+def _meson_run() -> list[str] | None:
+    """The Meson process running this helper, as (pid, start time), on Linux under Meson only."""
+    if not os.environ.get("MESON_BUILD_ROOT"):
+        return None
+    ppid = os.getppid()
+    try:
+        with open(f"/proc/{ppid}/stat", encoding="ascii", errors="replace") as fh:
+            start = fh.read().rsplit(")", 1)[1].split()[19]  # field 22, starttime: a reused pid differs
+    except (OSError, IndexError):
+        return None
+    return [str(ppid), start]
+
+
+def _check_one_call_per_prefix(out_dir: StrPath, prefix: str, sources: list[str]) -> None:
+    """A second ``targets`` call of one Meson run in one directory, with the same prefix, would make
+    libraries of the same names, which Meson refuses in its own words: named here, with the way out."""
+    import json
+
+    run = _meson_run()
+    if run is None:
+        return
+    path = os.path.join(out_dir, f"ccopt-targets-{prefix}.json")
+    try:
+        with open(path, encoding="utf-8") as fh:
+            last = json.load(fh)
+    except (OSError, ValueError):
+        last = None
+    if isinstance(last, dict) and last.get("meson") == run and last.get("sources") != sources:
+        first = last.get("sources") or ["?"]
+        raise InputError(f"a second 'targets' call in {fsio.show_path(out_dir)} ('{sources[0]}' after "
+                         f"'{first[0]}') with prefix '{prefix}' would make libraries of the same names; pass "
+                         "'--prefix', 'NAME' to one of the calls (libraries are named PREFIX_TARGET)")
+    fsio.atomic_write(path, json.dumps({"key": "ccopt-targets-call-v1", "meson": run, "sources": sources}) + "\n")
+
+
 def _check_something_is_built(k: Kernel, chosen: list[dispatch.Target], det: Detection) -> None:
     """Every target of this machine is in the baseline and the list has no ``baseline``: no version
     would be built, and every caller would find none at run time."""
@@ -283,6 +318,7 @@ def targets(opts: TargetsOptions) -> int:
         raise InputError(f"two dispatch sources would share the generated header {clash}; "
                          "rename one, or call 'targets' from each source's own meson.build")
     check_field(opts.prefix, "--prefix")
+    _check_one_call_per_prefix(out_dir, opts.prefix, [k.source for k in kernels])
     # every header path is checked before any is written
     plan = [(k, _header_path(k.source, out_dir), dispatch.select(k.statement, det)) for k in kernels]
     for k, _, chosen in plan:

@@ -436,6 +436,42 @@ def test_explain_in_a_meson_build_dir_answers_for_that_build(tmp_path: Path) -> 
     assert r.returncode == 1 and r.stderr.startswith(f"ccopt-meson: error: no ccopt feature file under '{empty}'")
 
 
+SECOND_CALL = """project('second-call', 'c', meson_version: '>=1.0.1')
+ccopt = subproject('ccopt-meson')
+ccopt_dep = dependency('ccopt')
+libs = []
+foreach call : [['a.dispatch.c: baseline avx2'], [PREFIX 'b.dispatch.c: baseline sse41']]
+  r = run_command(ccopt.get_variable('targets'), call, check: false)
+  assert(r.returncode() == 0, r.stderr().strip())
+  foreach line : r.stdout().strip().split('\\n')
+    t = line.split('\\t')
+    libs += static_library(t[0], t[2].split(), c_args: t[1].split(), dependencies: ccopt_dep)
+  endforeach
+endforeach
+"""
+
+
+def test_a_second_targets_call_without_a_prefix_is_named(tmp_path: Path) -> None:
+    """Meson would refuse the second call's libraries ('a target of that name already exists'): the
+    helper names the call and the way out; with '--prefix' both calls build, configure after configure."""
+    src = tmp_path / "second"
+    src.mkdir()
+    for name in ("a", "b"):
+        (src / f"{name}.dispatch.c").write_text(f"int CCOPT_FN({name})(void) {{ return 1; }}\n")
+    (src / "meson.build").write_text(SECOND_CALL.replace("PREFIX ", ""))
+    copy_repo(src / "subprojects" / "ccopt-meson")
+    b = Build(tmp_path, src)
+    r = subprocess.run([*b.meson, "setup", str(b.dir)], cwd=src, env=b.env, capture_output=True, text=True)
+    assert r.returncode != 0
+    assert ("ccopt-meson: error: a second 'targets' call in " in r.stdout
+            and "('b.dispatch.c' after 'a.dispatch.c') with prefix 'ccopt' would make libraries of the same names; "
+                "pass '--prefix', 'NAME' to one of the calls" in r.stdout), r.stdout[-2000:]
+    (src / "meson.build").write_text(SECOND_CALL.replace("PREFIX ", "'--prefix', 'other', "))
+    b.meson_cmd("setup", "--wipe", str(b.dir))
+    b.meson_cmd("setup", "--reconfigure", str(b.dir))
+    b.ninja()
+
+
 def test_c_and_cpp_probed_and_an_explicit_reconfigure_keeps_both(tmp_path: Path) -> None:
     b = Build(tmp_path, project(tmp_path, "dot"))
     b.meson_cmd("setup", "-Dccopt-meson:languages=c,cpp", str(b.dir))

@@ -55,7 +55,7 @@ r = run_command(ccopt.get_variable('helper'), 'targets', files({files}),
                 '--feature-file', ccopt.get_variable('feature_file'), check: false)
 assert(r.returncode() == 0, r.stderr().strip())
 libs = []
-foreach line : r.stdout().splitlines()
+foreach line : r.stdout().strip().split('\\n')
   t = line.split('\\t')
   libs += static_library(t[0], t[1], c_args: t[2].split(), dependencies: ccopt_dep)
 endforeach
@@ -64,12 +64,12 @@ AFTER_SNIPPET = """\
 r = run_command(ccopt.get_variable('targets'), {args}, check: false)
 assert(r.returncode() == 0, r.stderr().strip())
 libs = []
-foreach line : r.stdout().splitlines()
+foreach line : r.stdout().strip().split('\\n')
   t = line.split('\\t')
   libs += static_library(t[0], t[2].split(), c_args: t[1].split(), dependencies: ccopt_dep)
 endforeach
 """
-HEAD = "project('scale', 'c', meson_version: '>=1.2.0')\nccopt = subproject('ccopt-meson')\n" \
+HEAD = "project('scale', 'c', meson_version: '>=1.0.1')\nccopt = subproject('ccopt-meson')\n" \
        "ccopt_dep = dependency('ccopt')\n"
 TAIL = "executable('app', 'main.c', link_with: libs, dependencies: ccopt_dep)\n"
 

@@ -188,9 +188,26 @@ def explain_names(texts: Sequence[str]) -> list[str]:
     return list(dict.fromkeys(names))
 
 
+def _configured_build(build_dir: str | None) -> Detection | None:
+    """The detection of a configured Meson build dir (its first language's feature file), else None.
+
+    ``explain --build-dir`` of such a dir answers for that build: probing the default compiler there
+    would answer for another one and leave a cache that ``report`` lists as a second configuration."""
+    from .meson_glue import is_build_dir
+
+    if not build_dir or not is_build_dir(build_dir):
+        return None
+    files = cache.find(build_dir)
+    if not files:
+        raise InputError(f"no ccopt feature file under '{build_dir}'; configure the project first, or pass a "
+                         "--build-dir that is not a Meson build directory")
+    return pipeline.read_file(files[0])
+
+
 def cmd_explain(ns: argparse.Namespace) -> int:
     names = explain_names(ns.names)
-    det = pipeline.detect(request_from(ns, names), build_dir=ns.build_dir, flush_first=ns.flush)
+    det = _configured_build(ns.build_dir) or pipeline.detect(request_from(ns, names), build_dir=ns.build_dir,
+                                                             flush_first=ns.flush)
     answers = [explain_feature(det, n) for n in names]
     if ns.json:
         _print_json(answers)
@@ -294,7 +311,7 @@ def cmd_targets(ns: argparse.Namespace) -> int:
     from .meson_glue import TargetsOptions, targets
 
     return targets(TargetsOptions(tuple(ns.sources), ns.feature_file, ns.output_dir or None, ns.optimization,
-                                  ns.prefix, project.load(ns.features_file)))
+                                  ns.prefix, project.load(ns.features_file), ns.lang))
 
 
 def _detect_parser(p: _Adder) -> None:
@@ -341,6 +358,8 @@ def _targets_parser(p: _Adder) -> None:
     p.add_argument("--prefix", default="ccopt", help="library names: PREFIX_TARGET (default: %(default)s)")
     p.add_argument("--feature-file", required=True, help="the feature file written at configure time")
     p.add_argument("--output-dir", help="where <source>.h goes (default: the Meson build dir of the caller)")
+    p.add_argument("--lang", choices=["c", "cpp"], help="the language of the sources (the subproject's `targets` "
+                   "says c, `targets_cpp` cpp): a source of the other one is refused")
     _features_file_option(p)  # the same file configure was given (the subproject's `targets` passes it)
 
 

@@ -17,7 +17,7 @@ import re
 from typing import TYPE_CHECKING, NamedTuple
 
 from . import fsio
-from .errors import DispatchSourceError, InputError, did_you_mean, unknown_names
+from .errors import DispatchSourceError, InputError, did_you_mean, did_you_mean_token, unknown_names
 from .records import Detection
 from .tables import Table, all_feature_names
 from .tokens import TARGETS_KEYWORDS, TARGETS_SEPARATORS, lex, show
@@ -163,7 +163,7 @@ class _Parser:
         raise self.fail(f"'{show(text + following)}': '+' and '-' are not allowed in @targets")
 
     def _bad(self, text: str, following: str) -> None:
-        raise self.fail(f"invalid token '{show(text)}' in @targets")
+        raise self.fail(f"invalid token '{show(text)}'{did_you_mean_token(text, self.known)} in @targets")
 
 
 MAX_SOURCE_BYTES = 16 << 20  # numpy's largest dispatch source is ~0.2 MiB

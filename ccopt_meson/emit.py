@@ -1,4 +1,4 @@
-"""Generated headers: ``ccopt_config.h`` and one ``<source>.h`` per dispatch source.
+"""Generated headers: ``ccopt_config.h``, ``ccopt_kernel.h`` and one ``<source>.h`` per dispatch source.
 
 Output is a pure function of the ``Detection`` (no timestamps, no
 absolute paths, stable order); files are rewritten only when their content
@@ -19,8 +19,8 @@ if TYPE_CHECKING:
     import os
     from typing import Sequence
 
-__all__ = ["config_header", "dispatch_header", "numpy_dispatch_header", "source_header", "write_if_changed",
-           "header_name", "source_id"]
+__all__ = ["config_header", "kernel_header", "KERNEL_HEADER", "dispatch_header", "numpy_dispatch_header",
+           "source_header", "write_if_changed", "header_name", "source_id"]
 
 _BANNER = "/* " + fsio.MARK + " {version} from {what}; do not edit. */\n"
 
@@ -36,22 +36,24 @@ def _xmacro(name: str, cb_line: str, items: Sequence[str]) -> list[str]:
     return [f"{name} \\"] + [line + " \\" for line in body[:-1]] + [body[-1]]
 
 
-def config_header(det: Detection) -> str:
-    """The main config header: build-wide baseline and dispatch facts."""
+KERNEL_HEADER = "ccopt_kernel.h"
+
+
+def kernel_header(det: Detection) -> str:
+    """What every version of a kernel is compiled with (force-included): the arch, the baseline and
+    the intrinsics headers.  Nothing here depends on the dispatch list, so a ``cpu-dispatch``
+    change rewrites only ``ccopt_config.h`` and recompiles only the kernels whose targets changed."""
     base = list(det.baseline)
-    disp = list(det.dispatch)
     arch = det.arch
     lines = [_BANNER.format(version=__version__, what="the feature detection of this build").rstrip(),
-             "#ifndef CCOPT_CONFIG_H_", "#define CCOPT_CONFIG_H_", "",
+             "#ifndef CCOPT_KERNEL_H_", "#define CCOPT_KERNEL_H_", "",
              f'#define CCOPT_ARCH "{arch}"',
              f"#define CCOPT_ARCH_{arch.upper()} 1" if arch != "unknown" else "#define CCOPT_ARCH_UNKNOWN 1"]
     if det.request.disable_optimization:
         lines.append("#define CCOPT_DISABLE_OPTIMIZATION 1")
     lines += [f'#define CCOPT_WITH_CPU_BASELINE "{" ".join(base)}"', f"#define CCOPT_WITH_CPU_BASELINE_N {len(base)}",
-              f'#define CCOPT_WITH_CPU_DISPATCH "{" ".join(disp)}"', f"#define CCOPT_WITH_CPU_DISPATCH_N {len(disp)}",
               "#ifndef CCOPT__EXPAND", "#define CCOPT__EXPAND(X) X", "#endif"]
     lines += _xmacro("#define CCOPT_WITH_CPU_BASELINE_CALL(CB, ...)", "CCOPT__EXPAND(CB({item}, __VA_ARGS__))", base)
-    lines += _xmacro("#define CCOPT_WITH_CPU_DISPATCH_CALL(CB, ...)", "CCOPT__EXPAND(CB({item}, __VA_ARGS__))", disp)
     lines += ["", "/* baseline features (target builds also get CCOPT_HAVE_* of their own features as -D) */"]
     for n in det.have_names(base) if det.table else ():
         lines += [f"#ifndef CCOPT_HAVE_{n}", f"#define CCOPT_HAVE_{n} 1", "#endif"]
@@ -68,6 +70,17 @@ def config_header(det: Detection) -> str:
             cond = f"({cond}) && !defined({guards[h]})" if h in guards else cond
             lines += [f"#if {cond}", f"#include <{h}>", "#endif"]
         lines += ["#endif"]
+    lines += ["", "#endif /* CCOPT_KERNEL_H_ */", ""]
+    return "\n".join(lines)
+
+
+def config_header(det: Detection) -> str:
+    """The main config header: ``ccopt_kernel.h`` and the build-wide dispatch list."""
+    disp = list(det.dispatch)
+    lines = [_BANNER.format(version=__version__, what="the feature detection of this build").rstrip(),
+             "#ifndef CCOPT_CONFIG_H_", "#define CCOPT_CONFIG_H_", "", f'#include "{KERNEL_HEADER}"', "",
+             f'#define CCOPT_WITH_CPU_DISPATCH "{" ".join(disp)}"', f"#define CCOPT_WITH_CPU_DISPATCH_N {len(disp)}"]
+    lines += _xmacro("#define CCOPT_WITH_CPU_DISPATCH_CALL(CB, ...)", "CCOPT__EXPAND(CB({item}, __VA_ARGS__))", disp)
     lines += ["", "#endif /* CCOPT_CONFIG_H_ */", ""]
     return "\n".join(lines)
 

@@ -26,6 +26,7 @@ from typing import Any, Iterable, Mapping, Sequence
 from .digest import data_digest, provenance
 from .errors import TableError
 from .tables import Machine, Project, Table, families, machines, reference_compiler, table_for
+from .version import __version__
 
 __all__ = ["HEADER_NAME", "runtime_table_header", "feature_ids", "write_table", "main"]
 
@@ -262,6 +263,17 @@ def _emit_array(out: _Lines, ctype: str, name: str, count: str, rows: Sequence[s
     out.add("};")
 
 
+def _emit_version(out: _Lines) -> None:
+    """The release whose macros and headers the build uses: consumers test it with #if (CHANGELOG.md)."""
+    parts = __version__.split(".")
+    if len(parts) != 3 or not all(p.isdigit() for p in parts):
+        raise TableError(f"the package version {__version__!r} is not MAJOR.MINOR.PATCH")
+    out.add("/* The ccopt-meson release that generated this build's headers (CHANGELOG.md says what changed). */")
+    for name, part in zip(("MAJOR", "MINOR", "PATCH"), parts):
+        out.add(f"#define CCOPT_VERSION_{name} {int(part)}")
+    out.add(f'#define CCOPT_VERSION "{__version__}"', "")
+
+
 def runtime_table_header(digest: str | None = None, project: Project | None = None) -> str:
     """The text of ``ccopt_cpu_table.h`` for the tables and the project's features: deterministic,
     no paths, no timestamps.  ``digest``: their ``data_digest`` when the caller has it already.
@@ -279,6 +291,7 @@ def runtime_table_header(digest: str | None = None, project: Project | None = No
         "#define CCOPT_CPU_TABLE_H",
         "",
     )
+    _emit_version(out)
     _emit_enum(out, ids, project)
     out.add(
         "",

@@ -6,6 +6,7 @@ as a single line, which Meson shows verbatim as the configure error.
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -57,6 +58,13 @@ def did_you_mean(word: str, choices: Iterable[str]) -> str:
     if not matches:
         return ""
     return " (did you mean " + " or ".join(f"'{m}'" for m in matches) + "?)"
+
+
+def did_you_mean_token(token: str, choices: Iterable[str]) -> str:
+    """For a token that is not a name at all (``sse4.2``, ``avx-512f``): the name it spells without
+    its punctuation, or an empty string (no guess from a policy or a stray symbol)."""
+    word = re.sub(r"[^A-Za-z0-9_]", "", token).upper()
+    return f" (did you mean '{word}'?)" if word in set(choices) else ""
 
 
 def unknown_names(shown: Iterable[tuple[str, str]], choices: Iterable[str], what: str) -> str:

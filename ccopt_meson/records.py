@@ -135,12 +135,18 @@ class Detection(NamedTuple):
         return "not probed: not part of the request" if out is None else out.reason
 
     def have_names(self, names: Iterable[str]) -> list[str]:
-        """``CCOPT_HAVE_*`` names of ``names``: each feature, its group members, its passing extra checks."""
-        assert self.table is not None
+        """``CCOPT_HAVE_*`` names of ``names``: each feature, its group members, its passing extra checks.
+
+        A project whose run-time knows only some names (its features file's ``max``) gets those features'
+        names only, as its own build system would spell them; groups and extra checks stay."""
+        table = self.table
+        assert table is not None
+        known = table.project.max_of(table.machine.family) if table.project else None
         out: list[str] = []
         for n in names:
-            f = self.table.features[n]
-            out += [n, *f.group, *(e for e in f.extra_checks if self.outcomes.get(e, Outcome(False)).supported)]
+            f = table.features[n]
+            own = [n] if known is None or n in known else []
+            out += [*own, *f.group, *(e for e in f.extra_checks if self.outcomes.get(e, Outcome(False)).supported)]
         return list(dict.fromkeys(out))
 
     def spelling(self, what: str, **fields: str) -> str:

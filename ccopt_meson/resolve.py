@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, NamedTuple
 
-from .errors import InputError, unknown_names
+from .errors import InputError, did_you_mean_token, unknown_names
 from .tables import Table, all_feature_names
 from .tokens import EXPRESSION_KEYWORDS, EXPRESSION_SEPARATORS, lex, show
 
@@ -64,8 +64,9 @@ def tokenize(text: str, option: str, project: Project | None = None) -> list[Tok
             tokens.append(Token(group[0] if group else op or "+", word))
             op = None
         else:
+            hint = did_you_mean_token(lx.text, [*known, *SPECIAL])
             raise InputError(
-                f"{option}: invalid token '{show(lx.text)}'; expected feature names, "
+                f"{option}: invalid token '{show(lx.text)}'{hint}; expected feature names, "
                 f"{', '.join(s.lower() for s in SPECIAL)}, '+' or '-'"
             )
     if group is not None:

@@ -519,6 +519,7 @@ class Reference:
         assert r.returncode == 0, r.stderr
         self.lines = build_lines(r.stdout)
         self.config = (self.dir / "ccopt_config.h").read_text()
+        self.kernel = (self.dir / "ccopt_kernel.h").read_text()
         self.doc: dict[str, Any] = json.loads((self.dir / CACHE).read_text())
         t = targets(self.dir / CACHE, self.dir)
         assert t.returncode == 0, t.stderr
@@ -530,6 +531,7 @@ class Reference:
         build = tmp / "build"
         build.mkdir(parents=True)
         (build / "ccopt_config.h").write_text(self.config)
+        (build / "ccopt_kernel.h").write_text(self.kernel)
         (build / CACHE).write_text(json.dumps(doc) if not isinstance(doc, bytes) else doc.decode())
         return build
 
@@ -539,6 +541,7 @@ class Reference:
         lines = build_lines(configured.stdout)
         assert {k: v for k, v in lines.items() if k != shown} == {k: v for k, v in self.lines.items() if k != shown}
         assert (build / "ccopt_config.h").read_text() == self.config
+        assert (build / "ccopt_kernel.h").read_text() == self.kernel
         t = targets(build / CACHE, build)
         assert t.returncode == 0, t.stderr
         assert t.stdout.replace(str(build), "<dir>") == self.targets
@@ -623,7 +626,8 @@ def test_fplugin_in_any_field_never_reaches_the_build(tmp_path: Path, ref: Refer
             assert build_lines(c.stdout)["compiler"] == f"gcc-{EVIL}"
             shown = "compiler"
         ref.check_unchanged(build, c, shown)
-        assert EVIL not in (build / "ccopt_config.h").read_text() + (build / "kern.dispatch.h").read_text()
+        headers = ("ccopt_config.h", "ccopt_kernel.h", "kern.dispatch.h")
+        assert not any(EVIL in (build / h).read_text() for h in headers), name
 
 
 def test_a_request_edited_behind_a_copied_key_does_not_survive(tmp_path: Path, ref: Reference) -> None:

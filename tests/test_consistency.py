@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import re
+from pathlib import Path
 
 from ccopt_meson import DEFAULT_BASELINE, DEFAULT_DISPATCH, __version__
 from ccopt_meson.cli import build_parser
@@ -18,6 +19,35 @@ def test_versions_agree() -> None:
     meson_version = re.search(r"project\('ccopt-meson', version: '([^']+)'", meson_build)
     assert py_version and meson_version
     assert py_version.group(1) == meson_version.group(1) == __version__
+
+
+def test_runtime_header_version_macros_are_the_package_version(tmp_path: Path) -> None:
+    """#if CCOPT_VERSION_MAJOR ... in a consumer's C sees the release its headers came from."""
+    import subprocess
+
+    from ccopt_meson import emit_runtime
+
+    from .conftest import need
+
+    emit_runtime.write_table(tmp_path)
+    main = tmp_path / "v.c"
+    main.write_text('#include "ccopt_cpu.h"\n'
+                    "int v[] = {CCOPT_VERSION_MAJOR, CCOPT_VERSION_MINOR, CCOPT_VERSION_PATCH};\n"
+                    "const char *s = CCOPT_VERSION;\n")
+    r = subprocess.run([need("gcc"), "-E", "-P", f"-I{tmp_path}", f"-I{ROOT / 'ccopt_meson' / 'runtime'}", str(main)],
+                       capture_output=True, text=True, check=True)
+    major, minor, patch = __version__.split(".")
+    assert f"int v[] = {{{int(major)}, {int(minor)}, {int(patch)}}};" in r.stdout
+    assert f'const char *s = "{__version__}";' in r.stdout
+
+
+def test_helper_prints_its_version() -> None:
+    import subprocess
+    import sys
+
+    r = subprocess.run([sys.executable, str(ROOT / "tools" / "ccopt-meson-helper.py"), "--version"],
+                       capture_output=True, text=True, check=True)
+    assert r.stdout == f"ccopt-meson {__version__}\n"
 
 
 def test_meson_option_defaults_match_the_cli() -> None:
@@ -41,6 +71,16 @@ def test_readme_test_command_is_what_ci_runs() -> None:
     ci = (ROOT / ".ci" / "run").read_text()
     command = 'python3 -m pytest -m "slow or not slow" -n 2'
     assert command in readme and command in ci
+
+
+def test_ci_installs_the_meson_releases_the_tests_use() -> None:
+    from .test_meson import OLD_MESONS
+
+    ci = (ROOT / ".ci" / "run").read_text()
+    listed = re.search(r"^for v in ([\d. ]+); do", ci, re.M)
+    assert listed and tuple(listed.group(1).split()) == OLD_MESONS
+    minimum = re.search(r"meson_version: '>=([\d.]+)'", (ROOT / "meson.build").read_text())
+    assert minimum and OLD_MESONS[0] == minimum.group(1), "the stated minimum is the oldest release tested"
 
 
 def _package_imports() -> dict[str, list[tuple[str, str | None, ast.AST]]]:

@@ -15,7 +15,7 @@ import pytest
 from ccopt_meson import Detection, Request, detect, host
 from ccopt_meson.cli import explain_feature, main
 from ccopt_meson.dispatch import parse_targets, parse_text, select
-from ccopt_meson.emit import config_header, dispatch_header, source_id
+from ccopt_meson.emit import config_header, dispatch_header, kernel_header, source_id
 from ccopt_meson.emit_runtime import write_table
 from ccopt_meson.resolve import Token, tokenize
 from ccopt_meson.tables import DATA_DIR
@@ -57,6 +57,7 @@ def test_three_headers_in_one_file_each_function_keeps_its_own_list(doc: Detecti
     source's list would not link; each one must pick the best of its own list."""
     x86_host()
     (tmp_path / "ccopt_config.h").write_text(config_header(doc))
+    (tmp_path / "ccopt_kernel.h").write_text(kernel_header(doc))
     versions = []
     for name, text in LISTS.items():
         targets = select(parse_targets(text, name), doc)
@@ -91,6 +92,7 @@ def test_three_headers_in_one_file_each_function_keeps_its_own_list(doc: Detecti
 def test_a_source_whose_header_is_missing_is_a_compile_error_naming_it(doc: Detection, tmp_path: Path,
                                                                       gcc: str) -> None:
     (tmp_path / "ccopt_config.h").write_text(config_header(doc))
+    (tmp_path / "ccopt_kernel.h").write_text(kernel_header(doc))
     with pytest.raises(subprocess.CalledProcessError):
         compile_and_run(tmp_path, gcc, '#include "ccopt_dispatch.h"\n'
                         "CCOPT_DISPATCH_DECLARE(nope_dispatch, int, k, (void))\nint main(void) { return 0; }\n")
@@ -123,7 +125,9 @@ def test_target_lists_in_meson_build_never_read_the_source(tmp_path: Path, featu
     monkeypatch.chdir(tmp_path)  # neither source exists: only its name is used
     lines = run_targets(capsys, feature_file, tmp_path, "x.dispatch.c: baseline avx2 sse42",
                         "src/y.dispatch.c: avx2 asimd")
-    libs = {lib: (args.split(), sources.split()) for lib, args, sources in lines}
+    libs = {lib: (args.split(), sources.split()) for lib, args, sources, _ in lines}
+    # the last field is the target, what ccopt-cpu-info --run-as takes
+    assert [target for *_, target in lines] == ["BASELINE", "SSE42", "AVX2"]
     assert list(libs) == ["ccopt_BASELINE", "ccopt_SSE42", "ccopt_AVX2"]  # one library per set of args, ascending
     assert libs["ccopt_AVX2"][1] == ["x.dispatch.c", "src/y.dispatch.c"]
     assert (tmp_path / "x.dispatch.h").is_file() and (tmp_path / "y.dispatch.h").is_file()
@@ -140,7 +144,7 @@ def test_target_args_repeat_neither_the_baseline_nor_meson_s_own_o3(tmp_path: Pa
     args = avx2("--optimization", "2")
     assert "-O3" in args and "-mavx2" in args and "-DCCOPT_TARGET=AVX2" in args
     assert not {"-msse", "-msse2", "-msse3", "-DCCOPT_HAVE_SSE=1"} & set(args)  # ccopt_dep gives those
-    assert args[:4] == ["-include", "ccopt_config.h", "-include", "ccopt_dispatch.h"]
+    assert args[:4] == ["-include", "ccopt_kernel.h", "-include", "ccopt_dispatch.h"]
     assert "-O3" not in avx2("--optimization", "3")
 
 

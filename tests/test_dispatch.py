@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from ccopt_meson import Detection, Request, detect, tables
 from ccopt_meson.dispatch import Statement, parse_file, parse_text, render_statement, select
 from ccopt_meson.dispatch import render_statement as render
-from ccopt_meson.emit import config_header, dispatch_header
+from ccopt_meson.emit import config_header, dispatch_header, kernel_header
 from ccopt_meson.errors import CcoptError, DispatchSourceError, InputError
 
 from .helpers import IS_ROOT, ROOT_REASON, one_error, one_line_message, run_targets
@@ -108,6 +108,7 @@ def test_headers_compile_and_dispatch(doc: Detection, tmp_path: Path, gcc: str) 
 
     runtime = DATA_DIR.parent / "runtime"
     (tmp_path / "ccopt_config.h").write_text(config_header(doc))
+    (tmp_path / "ccopt_kernel.h").write_text(kernel_header(doc))
     write_table(tmp_path)
     targets = select(parse_text("/*@targets baseline sse42 avx2 */"), doc)
     (tmp_path / "k.dispatch.h").write_text(dispatch_header("k.dispatch.c", targets))
@@ -140,7 +141,7 @@ def test_runtime_checks_cover_what_the_compiler_flags_enable(fake: Callable[...,
     t = select(parse_text("/*@targets fma3 */"), doc)
     fma3 = next(x for x in t if x.name == "FMA3")
     assert "-march=core-avx2" in fma3.args and "AVX2" in fma3.checks
-    assert "CHK(FMA3)&&CHK(AVX2)" in dispatch_header("k.dispatch.c", t)
+    assert "CHK(FMA3)&&CHK(AVX2_ISA)&&CHK(AVX2)" in dispatch_header("k.dispatch.c", t)
 
 
 def test_target_flags_keep_the_baseline_march_extensions(fake: Callable[..., Any]) -> None:
@@ -157,6 +158,7 @@ def test_no_fitting_version_and_no_baseline_aborts_with_a_message(doc: Detection
 
     runtime = DATA_DIR.parent / "runtime"
     (tmp_path / "ccopt_config.h").write_text(config_header(doc))
+    (tmp_path / "ccopt_kernel.h").write_text(kernel_header(doc))
     write_table(tmp_path)
     targets = select(parse_text("/*@targets avx2 */"), doc)
     (tmp_path / "k.dispatch.h").write_text(dispatch_header("k.dispatch.c", targets))
@@ -185,7 +187,8 @@ BAD_TARGETS = [
     pytest.param("avx2 avx1024", "unknown target 'avx1024' (did you mean", id="unknown-target"),
     pytest.param("avx2 () avx512f", "empty group '()' in @targets", id="empty-group"),
     pytest.param("", "the @targets statement is empty", id="empty-statement"),
-    pytest.param("avx2 fma3;", "invalid token 'fma3;' in @targets", id="invalid-token"),
+    pytest.param("avx2 fma3;", "invalid token 'fma3;' (did you mean 'FMA3'?) in @targets", id="invalid-token"),
+    pytest.param("sse4.2 avx2", "invalid token 'sse4.2' (did you mean 'SSE42'?) in @targets", id="dotted-name"),
 ]
 
 

@@ -1,4 +1,5 @@
-"""Generated headers: ``ccopt_config.h`` and ``<source>.h`` (golden files), written only when they change."""
+"""Generated headers: ``ccopt_config.h``, ``ccopt_kernel.h`` and ``<source>.h`` (golden files), written only
+when they change."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import pytest
 
 from ccopt_meson import Detection, Request, detect
 from ccopt_meson.dispatch import parse_text, select
-from ccopt_meson.emit import config_header, dispatch_header, header_name, write_if_changed
+from ccopt_meson.emit import config_header, dispatch_header, header_name, kernel_header, write_if_changed
 
 from .helpers import cli, configure_args, one_error, x86_gcc
 
@@ -32,6 +33,16 @@ def _golden(name: str, text: str) -> None:
 
 def test_golden_config_header(gcc12_x86_64: Detection) -> None:
     _golden("ccopt_config.x86_64-gcc.h", config_header(gcc12_x86_64))
+    _golden("ccopt_kernel.x86_64-gcc.h", kernel_header(gcc12_x86_64))
+
+
+def test_the_kernel_header_does_not_depend_on_the_dispatch_list(fake: Callable[..., Any]) -> None:
+    """Every kernel version force-includes ccopt_kernel.h: a cpu-dispatch change must leave it as it is
+    (else every kernel recompiles), and ccopt_config.h still holds everything."""
+    docs = [detect(Request(command=("fakecc",), dispatch=d), runner=fake()) for d in ("max", "avx2 sse41", "none")]
+    assert len({kernel_header(d) for d in docs}) == 1 and len({config_header(d) for d in docs}) == 3
+    assert '#include "ccopt_kernel.h"' in config_header(docs[0])
+    assert "CCOPT_WITH_CPU_DISPATCH" not in kernel_header(docs[0])
 
 
 def test_golden_dispatch_header(gcc12_x86_64: Detection) -> None:
@@ -43,7 +54,7 @@ def test_golden_dispatch_header(gcc12_x86_64: Detection) -> None:
 def test_unguarded_vendor_headers_get_a_guard(fake: Callable[..., Any]) -> None:
     """clang's <vecintrin.h> has no include guard: a second inclusion by the user's code must not break."""
     doc = detect(Request(command=("fakecc",), baseline="vx"), runner=fake(scenario="gcc12-s390x"))
-    assert "(defined(CCOPT_HAVE_VX)) && !defined(__VEC_CLASS_FP_ZERO)" in config_header(doc)
+    assert "(defined(CCOPT_HAVE_VX)) && !defined(__VEC_CLASS_FP_ZERO)" in kernel_header(doc)
 
 
 def test_headers_are_rewritten_only_when_they_change(gcc12_x86_64: Detection, tmp_path: Path) -> None:
@@ -109,10 +120,10 @@ def test_numpy_style_forces_no_include(numpy_style: Detection, fake: Callable[..
     from ccopt_meson.meson_glue import TargetsOptions, _target_args
 
     target = select(parse_text("/*@targets avx2 */", project=numpy_style.request.project), numpy_style)[0]
-    assert not any("ccopt_config.h" in a for a in _target_args(numpy_style, target, TargetsOptions((), "f")))
+    assert not any(a.startswith("ccopt_") for a in _target_args(numpy_style, target, TargetsOptions((), "f")))
     plain = detect(Request(command=("fakecc",), dispatch="max -xop -fma4"), runner=fake())
     target = select(parse_text("/*@targets avx2 */"), plain)[0]
-    assert "ccopt_config.h" in _target_args(plain, target, TargetsOptions((), "f"))
+    assert "ccopt_kernel.h" in _target_args(plain, target, TargetsOptions((), "f"))
 
 
 @pytest.mark.parametrize(("prefix", "style", "message"), [

@@ -182,8 +182,8 @@ def test_x86_64_native_masked_and_emulated(tmp_path: Path, zlib_ng_src: Path) ->
     for i in range(len(X86_GROUPS) - 1, 0, -1):
         if X86_NAMES[i] not in host:
             continue
-        # this group and every higher one: a name masks only what implies it, and AVX2_ISA (no
-        # F16C) is not implied by numpy's AVX512F
+        # this group and every higher one (a name masks what implies it: AVX2_ISA also hides the
+        # AVX-512 groups, but not the lower ones)
         env = {"CCOPT_DISABLE_CPU_FEATURES": " ".join(mask for _, mask, _ in X86_GROUPS[i:])}
         assert kernels(b.dir, env=env) == expected_kernels([g for g in host if X86_NAMES.index(g) < i]), env
         zlib_ng_tests(b.dir, env=env)

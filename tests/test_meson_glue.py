@@ -181,6 +181,52 @@ def targets(feature: Path, *sources: Path | str, out: Path) -> subprocess.Comple
 # --------------------------------------------------------------------------- targets never overwrites
 
 
+def test_a_generated_header_never_shadows_the_projects_own(tmp_path: Path, feature_file: Path) -> None:
+    """blake3.c as a dispatch source would generate blake3.h into the build dir, in front of the
+    project's public blake3.h on the include path: refused, naming both and the way out."""
+    src, out = tmp_path / "src", tmp_path / "out"
+    src.mkdir()
+    out.mkdir()
+    (src / "blake3.c").write_text("/*@targets avx2 */\n")
+    (src / "blake3.h").write_text("/* the library's own header */\n")
+    one_error(targets(feature_file, src / "blake3.c", out=out),
+              f"dispatch source '{src / 'blake3.c'}' would generate blake3.h, which shadows the project's own",
+              "blake3.h; rename the source (e.g. to blake3.dispatch.c)")
+    assert not (out / "blake3.h").exists()
+    (src / "blake3.h").unlink()
+    assert targets(feature_file, src / "blake3.c", out=out).returncode == 0
+
+
+@pytest.mark.parametrize("lang,source,words", [
+    ("c", "k.dispatch.cpp", "is C++, but was passed to ccopt's C 'targets'; pass it to "
+                            "ccopt.get_variable('targets_cpp'), build its libraries with cpp_args:"),
+    ("cpp", "k.dispatch.c", "is C, but was passed to 'targets_cpp'; pass it to ccopt.get_variable('targets')"),
+])
+def test_a_source_of_the_other_language_is_named(tmp_path: Path, feature_file: Path, lang: str, source: str,
+                                                 words: str) -> None:
+    """Meson would compile it with the other language's args, without its target's flags."""
+    r = cli("targets", f"{source}: avx2", "--lang", lang, "--feature-file", str(feature_file),
+            "--output-dir", str(tmp_path), cwd=tmp_path)
+    one_error(r, f"dispatch source '{source}' {words}")
+    other = "cpp" if lang == "c" else "c"
+    ok = cli("targets", f"{source}: avx2", "--lang", other, "--feature-file", str(feature_file),
+             "--output-dir", str(tmp_path), cwd=tmp_path)
+    assert ok.returncode == 0, ok.stderr
+
+
+def test_a_list_whose_targets_are_all_in_the_baseline_is_named(tmp_path: Path, feature_file: Path) -> None:
+    """Without 'baseline' such a source would get no version at all (numpy drops targets the baseline
+    already has); a list for other machines only, or one that builds something, is fine."""
+    def run(text: str) -> subprocess.CompletedProcess[str]:
+        return cli("targets", f"k.dispatch.c: {text}", "--feature-file", str(feature_file), "--output-dir",
+                   str(tmp_path), cwd=tmp_path)
+
+    one_error(run("sse3 sse2 asimd"), "k.dispatch.c: every target for x86_64 (SSE3, SSE2) is part of the baseline "
+              "and the list has no 'baseline': nothing would be built; add 'baseline' to the list")
+    for fine in ("baseline sse3", "$keep_baseline sse3", "asimd vsx2", "sse3 avx2"):
+        assert run(fine).returncode == 0, fine
+
+
 def test_a_header_named_source_is_not_replaced_by_its_header(tmp_path: Path, feature_file: Path) -> None:
     src = tmp_path / "kern.h"
     src.write_text("/*@targets avx2 */\n")
@@ -295,7 +341,8 @@ def test_a_forged_cache_cannot_change_the_build(tmp_path: Path) -> None:
 
     run(sys.executable, "-m", "mesonbuild.mesonmain", "setup", str(build))
     sub = build / "subprojects" / "ccopt-meson"
-    watched = [build / "build.ninja", sub / "ccopt_config.h", *sorted(build.glob("*.dispatch.h"))]
+    watched = [build / "build.ninja", *(sub / h for h in ("ccopt_config.h", "ccopt_kernel.h")),
+               *sorted(build.glob("*.dispatch.h"))]
     assert len(watched) >= 5
     before = {p: p.read_bytes() for p in watched}
     good = json.loads((sub / CACHE).read_text())

@@ -209,15 +209,15 @@ def test_interrupt_kills_the_compiler(tmp_path: Path) -> None:
     code = ("import signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
             "from ccopt_meson.cli import main; sys.exit(main(sys.argv[1:]))")
     proc = subprocess.Popen([sys.executable, "-c", code, "detect", "--cc-arg", fakecc("hang")], env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
     try:
         deadline = time.monotonic() + 20
         while not (pidfile.exists() and pidfile.read_text().strip()) and time.monotonic() < deadline:
             time.sleep(0.05)
         proc.send_signal(signal.SIGINT)
-        _, err = proc.communicate(timeout=20)
+        _, err = proc.communicate(timeout=120)
     finally:
-        proc.kill()
+        kill_everything(proc, pidfile)
     assert proc.returncode == 1 and err == "ccopt-meson: error: interrupted\n"
     pids = [int(p) for p in pidfile.read_text().split()]
     deadline = time.monotonic() + 5
@@ -475,7 +475,30 @@ def start_helper(tmp_path: Path, *args: str, env: dict[str, str]) -> subprocess.
     code = ("import signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
             "from ccopt_meson.cli import main; sys.exit(main(sys.argv[1:]))")
     return subprocess.Popen([sys.executable, "-c", code, *args], env=full, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+
+
+def kill_everything(proc: subprocess.Popen[str], pidfile: Path) -> None:
+    """For a test's ``finally``: the helper's process group, then each fake compiler's own group (the
+    helper starts every compiler in a session of its own), found by the ``sleep`` pids the fakes
+    recorded, so a failing test leaves no process behind.  A pid is killed only while it still is a
+    ``sleep``: a pid the system reused belongs to someone else."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    proc.kill()
+    proc.wait()
+    for pipe in (proc.stdout, proc.stderr):
+        if pipe is not None:
+            pipe.close()
+    for pid in (int(p) for p in pidfile.read_text().split()) if pidfile.exists() else ():
+        try:
+            if Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[0].rsplit(b"/", 1)[-1] != b"sleep":
+                continue
+            os.killpg(os.getpgid(pid), signal.SIGKILL)
+        except (OSError, IndexError):
+            pass
 
 
 def pids_of(pidfile: Path, count: int = 1) -> list[int]:
@@ -492,9 +515,9 @@ def test_termination_kills_the_compiler_group_and_removes_scratch(tmp_path: Path
         pids = pids_of(pidfile)
         assert list((tmp_path / "tmp").glob("ccopt-*")), "the scratch directory exists while the compiler runs"
         proc.send_signal(sig)
-        _, err = proc.communicate(timeout=20)
+        _, err = proc.communicate(timeout=120)
     finally:
-        proc.kill()
+        kill_everything(proc, pidfile)
     assert proc.returncode == 128 + sig and err == f"ccopt-meson: error: terminated by {sig.name}\n"
     assert wait_for(lambda: not any(alive(p) for p in pids), 5), "the compiler's children must die with it"
     assert list((tmp_path / "tmp").iterdir()) == [], "scratch directories are removed"
@@ -502,29 +525,40 @@ def test_termination_kills_the_compiler_group_and_removes_scratch(tmp_path: Path
 
 def test_ctrl_c_ends_the_parallel_fallback_at_once(tmp_path: Path) -> None:
     """The batch fails without naming a file, so every feature is probed alone, in parallel; those
-    compiles hang.  Ctrl-C must end the helper now, not after each worker's 120 s timeout."""
+    compiles hang for an hour and the probe timeout is an hour too.  Ctrl-C must end the helper and
+    kill every compile: the helper ending at all (within the generous bound) shows it did not wait."""
     gcc = need("gcc")
     pidfile = tmp_path / "pids"
     cc = script(tmp_path / "stuck", f"""case "$*" in
   *-I*) echo "fakecc: error: out of licences"; exit 1 ;;
-  *probes/*) sleep 300 & echo $! >> "{pidfile}"; wait; exit 1 ;;
+  *probes/*) sleep 3600 & echo $! >> "{pidfile}"; wait; exit 1 ;;
 esac
 exec {gcc} "$@"
 """)
-    proc = start_helper(tmp_path, "detect", "--cc-arg", cc, env={})
+    proc = start_helper(tmp_path, "detect", "--cc-arg", cc, env={"CCOPT_PROBE_TIMEOUT": "3600"})
+    try:
+        pids_of(pidfile)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=300)  # a bound for a loaded machine, far below the hour
+    finally:
+        kill_everything(proc, pidfile)
+    assert proc.returncode == 1 and err == "ccopt-meson: error: interrupted\n", err
+    pids = [int(p) for p in pidfile.read_text().split()]
+    assert wait_for(lambda: not any(alive(p) for p in pids), 60), "every compile is killed with the helper"
+    assert list((tmp_path / "tmp").iterdir()) == []
+
+
+def test_the_cleanup_of_a_failed_test_leaves_no_compiler_behind(tmp_path: Path) -> None:
+    """What the ``finally`` of the tests above does when a test fails before the helper has cleaned
+    up (here: the helper is never interrupted): every hanging compile and its ``sleep`` die."""
+    pidfile = tmp_path / "pids"
+    proc = start_helper(tmp_path, "detect", "--cc-arg", str(FAKECC / "hang"),
+                        env={"FAKECC_PIDFILE": str(pidfile), "CCOPT_PROBE_TIMEOUT": "3600"})
     try:
         pids = pids_of(pidfile)
-        start = time.monotonic()
-        proc.send_signal(signal.SIGINT)
-        _, err = proc.communicate(timeout=60)
-        elapsed = time.monotonic() - start
     finally:
-        proc.kill()
-    assert proc.returncode == 1 and err == "ccopt-meson: error: interrupted\n", err
-    assert elapsed < 10, f"took {elapsed:.1f} s"
-    pids = [int(p) for p in pidfile.read_text().split()]
-    assert wait_for(lambda: not any(alive(p) for p in pids), 5)
-    assert list((tmp_path / "tmp").iterdir()) == []
+        kill_everything(proc, pidfile)
+    assert wait_for(lambda: not any(alive(p) for p in pids), 60)
 
 
 def test_scratch_left_by_a_killed_helper_is_swept(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

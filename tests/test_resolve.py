@@ -58,6 +58,7 @@ def test_foreign_names_are_ignored_with_a_note() -> None:
     ("$maxopt", "cpu-baseline: invalid token '$maxopt'; expected feature names, min, max, native, detect, none, "
                 "'+' or '-'"),
     ("avx\u00e9", "cpu-baseline: invalid token 'avx\u00e9'"),
+    ("sse4.2", "cpu-baseline: invalid token 'sse4.2' (did you mean 'SSE42'?); expected feature names"),
     ("x" * 100, "cpu-baseline: unknown feature '" + "x" * 37 + "...'"),
 ])
 def test_every_error_message(text: str, message: str) -> None:
@@ -71,7 +72,8 @@ def test_resolution_baseline_closure_and_dispatch_order() -> None:
     supported = {n: True for n in X86.features}
     supported["AVX512_KNL"] = False
     r = resolve(X86, {"AVX2"}, {"SSE41", "AVX2", "AVX512F", "AVX512_KNL"}, supported)
-    assert r.baseline == tuple("SSE SSE2 SSE3 SSSE3 SSE41 POPCNT SSE42 AVX F16C AVX2".split())
+    # numpy's AVX2 and SSE42 execute the bare AVX2 and SSE4.2 instructions: their _ISA features join
+    assert r.baseline == tuple("SSE SSE2 SSE3 SSSE3 SSE41 POPCNT SSE42 SSE42_ISA AVX F16C AVX2_ISA AVX2".split())
     assert r.dispatch == ("AVX512F",)
 
 
@@ -79,7 +81,7 @@ def test_baseline_keeps_the_supported_part_when_a_feature_fails() -> None:
     supported = {n: True for n in X86.features}
     supported["AVX2"] = False
     r = resolve(X86, {"AVX2"}, set(), supported)
-    assert r.baseline[-1] == "F16C"
+    assert r.baseline[-2:] == ("F16C", "AVX2_ISA")  # what AVX2 implies and the compiler can do
 
 
 WORDS = st.sampled_from(["min", "max", "none", "native", "detect", "avx2", "SSE3", "xop", "avx512_skx", "vsx",

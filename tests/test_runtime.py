@@ -382,10 +382,10 @@ def test_enable_and_disable_together_is_reported_and_ignored(build: Builder) -> 
 def test_missing_baseline_is_reported_not_fatal(build: Builder) -> None:
     binary = build.cross("x86_64", *AVX2_BASELINE)
     doc, _ = info(binary, cpu="Nehalem")
-    assert doc["baseline_missing"] == ["AVX", "F16C", "AVX2"]  # AVX2 and what it implies
+    assert doc["baseline_missing"] == ["AVX", "F16C", "AVX2_ISA", "AVX2"]  # AVX2 and what it implies
     assert usable(doc) == _V2
     text, _ = run(binary, cpu="Nehalem")
-    assert "baseline missing: AVX F16C AVX2" in text
+    assert "baseline missing: AVX F16C AVX2_ISA AVX2" in text
     doc, _ = info(binary, cpu="Haswell")
     assert doc["baseline_missing"] == []
 
@@ -521,6 +521,39 @@ def test_seam_applies_environment_masks(build: Builder) -> None:
     assert masked == {n for n in t.features if "AVX" not in t.closure([n])}
     out, _ = run(binary, everything, env={"CCOPT_ENABLE_CPU_FEATURES": "POPCNT"})
     assert set(out.splitlines()[1].split("|")[0].split()) == set(t.closure(["POPCNT", "SSE"]))
+
+
+@needs_x86_64
+def test_masking_a_feature_hides_every_feature_whose_flags_enable_it(build: Builder) -> None:
+    """CCOPT_DISABLE_CPU_FEATURES=B hides B and every A whose gcc flags define B's macros (A's version
+    may execute B's instructions): masking AVX2_ISA hides numpy's AVX2, X86_V3 and AVX-512."""
+    from .test_tables import NOT_IMPLIED, _defined_macros
+
+    gcc = need("gcc")
+    binary = build.cross("x86_64", "-DCCOPT_HAVE_SSE", "-pthread", sources=(*LIB, "driver.c"))
+    t = table("x86_64")
+    default = _defined_macros(gcc, []) or set()
+    names = [n for n, f in t.features.items() if f.disabled is None]
+    enabled = {n: _defined_macros(gcc, t.flags_for([n])) or set() for n in names}
+    for b in names:
+        instructions = set().union(*(t.get(m).macros for m in t.closure([b])))
+        if instructions <= default:
+            continue  # SSE, SSE2: the x86_64 baseline, never masked
+        out, messages = run(binary, ",".join(t.features), env={"CCOPT_DISABLE_CPU_FEATURES": b})
+        left = set(out.splitlines()[1].split("|")[0].split())
+        executing = {a for a in names if instructions <= enabled[a] and (a, b) not in NOT_IMPLIED}
+        assert b in executing and not executing & left, (b, sorted(executing & left))
+        assert left == {n for n in t.features if b not in t.closure([n])} and messages == [], b
+
+
+@needs_x86_64
+def test_enabling_a_level_keeps_the_bare_isa_versions_it_executes(build: Builder) -> None:
+    binary = build.cross("x86_64", "-DCCOPT_HAVE_SSE", "-pthread", sources=(*LIB, "driver.c"))
+    everything = ",".join(table("x86_64").features)
+    out, _ = run(binary, everything, env={"CCOPT_ENABLE_CPU_FEATURES": "X86_V3"})
+    assert {"AVX2_ISA", "FMA3_ISA", "AVX2", "FMA3"} <= set(out.splitlines()[1].split("|")[0].split())
+    out, _ = run(binary, everything, env={"CCOPT_ENABLE_CPU_FEATURES": "AVX512F"})
+    assert {"AVX2_ISA", "FMA3_ISA"} <= set(out.splitlines()[1].split("|")[0].split())
 
 
 # --------------------------------------------------------------------------- the table generator refuses bad data

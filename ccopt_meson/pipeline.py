@@ -118,8 +118,9 @@ def document(req: Request, probed: Probed, hit: bool = False, key: str = "", pro
 # --------------------------------------------------------------------------- identify, select, probe
 
 
-def _identify(session: Session, req: Request) -> Compiler:
-    """Who the compiler is and what it targets, from one predefined-macro dump."""
+def _identify(session: Session, req: Request, named: str | None) -> Compiler:
+    """Who the compiler is and what it targets, from one predefined-macro dump (``named``: the id its
+    program name implies, for a driver that prints no macros)."""
     from .compiler import Compiler, describe_unknown_target, identify_id, machine_from_macros, version_from_macros
     from .probe import describe_status
 
@@ -130,7 +131,7 @@ def _identify(session: Session, req: Request) -> Compiler:
             raise CompilerError(f"compiler '{' '.join(req.command)}' {what} an empty file "
                                 f"({describe_status(res.returncode)}): {res.first_line('no output')}")
         macros = {}
-    cid = req.compiler_id or identify_id(macros)
+    cid = req.compiler_id or (identify_id(macros) if macros or not named else named)
     machine = machine_from_macros(macros)
     if machine is None and req.cpu_family:
         machine = next((m for m in machines() if m.meson_cpu_family == req.cpu_family), None)
@@ -267,11 +268,13 @@ def _probe(req: Request, seed: Probed | None, runner: Runner | None) -> tuple[Pr
 
 
 def _plan(req: Request, seed: Probed | None, runner: Runner | None, ahead: _Ahead | None) -> tuple[Probed, int]:
+    from .compiler import id_from_program
     from .probe import Scratch, Session, probe_features
 
     with Scratch(runner) as scratch:
-        guess = compiler_spec(req.compiler_id or "gcc").driver
-        cc = None if seed else _identify(Session(scratch, req.command, req.args, req.lang, guess), req)
+        named = None if req.compiler_id else id_from_program(req.command)
+        guess = compiler_spec(req.compiler_id or named or "gcc").driver
+        cc = None if seed else _identify(Session(scratch, req.command, req.args, req.lang, guess), req, named)
         cid = seed.compiler_id if seed else cc.id  # type: ignore[union-attr]
         version = seed.compiler_version if seed else cc.version  # type: ignore[union-attr]
         arch = seed.arch if seed else (cc.machine.name if cc and cc.machine else None)

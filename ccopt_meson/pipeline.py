@@ -21,7 +21,7 @@ from .tables import Table, compiler_spec, families_of, machines, native_flags_an
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (as much as a Python start-up)
 if TYPE_CHECKING:  # the probe stage (subprocess, threads, tempfiles) is imported on a cache miss only
     from pathlib import Path
-    from typing import Sequence
+    from typing import Mapping, Sequence
 
     from .compiler import Compiler
     from .probe import Runner, Session
@@ -93,6 +93,23 @@ def _selection(req: Request, table: Table, probed: Probed, notes: list[str]) -> 
     return base, disp
 
 
+def guaranteed_failure(table: Table | None, outcomes: Mapping[str, Outcome], command: Sequence[str]) -> str | None:
+    """A warning when the compiler fails a feature every CPU of its target has (the machine's ``min``):
+    then nothing is wrong with the CPU; the compiler cannot use its own intrinsics headers, which
+    mostly means no C library headers (clang-cl without a Windows SDK, an Apple target without the
+    macOS SDK) and would otherwise pass as "no SIMD" without a word."""
+    failed = [n for n in table.machine.min if n in outcomes and not outcomes[n].supported] if table else []
+    if table is None or not failed:
+        return None
+    root = next((n for n in failed if not outcomes[n].reason.startswith("requires ")), failed[0])
+    reason = (outcomes[root].reason.splitlines() or ["failed"])[0]
+    shown = reason if len(reason) <= 200 else reason[:197] + "..."
+    return (f"warning: compiler '{' '.join(command)}' cannot compile {root}, which every {table.machine.name} "
+            f"CPU has ({shown}), so no SIMD is used: give the compiler the headers it needs (the Windows SDK, "
+            "the macOS SDK, a sysroot), or where the target has none pass -ffreestanding "
+            "(clang-cl: /clang:-ffreestanding)")
+
+
 def document(req: Request, probed: Probed, hit: bool = False, key: str = "", probes: int = 0) -> Detection:
     """The detection a request and a compiler's verdicts give: every flag comes from the tables."""
     table = _table(req, probed)
@@ -106,6 +123,9 @@ def document(req: Request, probed: Probed, hit: bool = False, key: str = "", pro
         supported = {n: o.supported and not table.features[n].disabled
                      for n, o in probed.outcomes.items() if n in table.features}
         baseline, dispatch = resolve(table, base_sel, disp_sel, supported)
+        warning = guaranteed_failure(table, probed.outcomes, req.command)
+        if warning:
+            notes.append(warning)
     return Detection(
         request=req,
         compiler=CompilerInfo(probed.compiler_id, probed.compiler_version, req.command, req.lang, req.args),

@@ -37,6 +37,22 @@ def _check(req: Request) -> None:
         raise InputError("the compiler command is empty; pass --cc or set CC")
     if req.lang not in ("c", "cpp"):
         raise InputError(f"unknown language '{req.lang}'; use 'c' or 'cpp'")
+    _one_architecture([*req.command, *req.args])
+
+
+def _one_architecture(words: Sequence[str]) -> None:
+    """A command naming two target architectures (Apple's universal2, ``-arch x86_64 -arch arm64``) has no
+    one set of CPU features: refused with the way out, rather than the macro dump's own error."""
+    from .tables import compilers_data
+
+    options = compilers_data()["one_arch_per_build"]["options"]
+    archs = list(dict.fromkeys(b for a, b in zip(words, words[1:]) if a in options))
+    if len(archs) > 1:
+        shown = " ".join(f"{a} {b}" for a, b in zip(words, words[1:]) if a in options)
+        raise InputError(
+            f"compile args '{shown}' build for {len(archs)} architectures at once (universal2), which have no "
+            "CPU features in common to detect: configure one build per architecture (-arch x86_64, -arch arm64) "
+            "and fuse the results (lipo, or delocate-fuse for wheels), as numpy's universal2 wheels were made")
 
 
 def _tokens(req: Request) -> tuple[list[Token], list[Token]]:

@@ -1,0 +1,169 @@
+"""The MSVC-style driver path, driven by clang-cl (a symlink named clang-cl to clang is a clang-cl).
+
+No Windows SDK is installed here, so probes are compiled with ``/clang:-ffreestanding`` (clang's
+``mm_malloc.h`` otherwise wants ``stdlib.h``), and the runtime is compiled against the C library
+stand-ins in ``tests/data/crt-stub``; the clang-cl object is linked by mingw-w64 and run under wine,
+which runs the runtime's ``_MSC_VER`` branch (``__cpuidex``, ``_xgetbv``) for real.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ccopt_meson.tables import table_for
+
+from .conftest import ROOT, need
+from .helpers import cli, kv
+from .test_windows import MINGW64, cpuinfo_flags, expected_from_cpuinfo, wine, wine_run
+
+__all__ = ["wine"]  # the module-scoped wine prefix, shared with test_windows
+
+RUNTIME = ROOT / "ccopt_meson" / "runtime"
+STUB = ROOT / "tests" / "data" / "crt-stub"
+TARGET = "--target=x86_64-pc-windows-msvc"
+FREESTANDING = "/clang:-ffreestanding"
+
+
+@pytest.fixture(scope="module")
+def clang_cl(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """clang-cl: Debian's clang ships no file of that name; the driver mode comes from argv[0]."""
+    link = tmp_path_factory.mktemp("bin") / "clang-cl"
+    link.symlink_to(os.path.realpath(need("clang")))
+    return str(link)
+
+
+def detect(*args: str) -> dict:  # type: ignore[type-arg]
+    r = cli("detect", "--json", *args)
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout)  # type: ignore[no-any-return]
+
+
+def test_detection_through_the_msvc_style_driver(clang_cl: str) -> None:
+    doc = detect("--cc", clang_cl, "--compiler-id", "clang-cl", "--cpu-family", "x86_64",
+                 f"--arg={TARGET}", f"--arg={FREESTANDING}")
+    assert doc["arch"] == "x86_64" and doc["probes"] <= 3  # the macro dump and the batch (and one retry)
+    clang_version = subprocess.run([need("clang"), "-dumpversion"], capture_output=True, text=True).stdout.strip()
+    assert doc["compiler"]["id"] == "clang-cl" and doc["compiler"]["version"] == clang_version  # from its macros
+    assert doc["baseline"] == {"names": ["SSE", "SSE2", "SSE3"], "args": ["-msse", "-msse2", "-msse3"]}
+    t = table_for("x86_64", "clang-cl")
+    for name in ("AVX2", "AVX512_SKX", "FMA4", "XOP"):  # FMA4/XOP: the probes once took clang-cl for MSVC
+        assert doc["features"][name]["supported"] is True, (name, doc["features"][name]["reason"])
+        assert doc["dispatch"]["args"][name] == t.flags_for([name])  # the clang-cl table's gnu spelling
+    assert not doc["notes"]
+
+
+def test_clang_cl_without_an_id_is_driven_as_clang_cl(clang_cl: str) -> None:
+    """Without --compiler-id the program name picks the driver: the gnu one's -dM used to fail at once."""
+    doc = detect("--cc", clang_cl, f"--arg={TARGET}", f"--arg={FREESTANDING}")
+    assert doc["compiler"]["id"] == "clang-cl" and doc["compiler"]["version"] != "unknown"
+    assert doc["baseline"]["names"] == ["SSE", "SSE2", "SSE3"] and "AVX2" in doc["dispatch"]["names"]
+
+
+def test_compiler_without_its_headers_gets_one_warning(clang_cl: str, tmp_path: Path) -> None:
+    """No SDK and no -ffreestanding: every probe fails on stdlib.h; that is said once, with what to do."""
+    doc = detect("--cc", clang_cl, "--compiler-id", "clang-cl", "--cpu-family", "x86_64", f"--arg={TARGET}")
+    assert doc["baseline"]["names"] == [] and doc["dispatch"]["names"] == []
+    [warning] = [n for n in doc["notes"] if n.startswith("warning: ")]
+    assert "cannot compile SSE, which every x86_64 CPU has" in warning and "'stdlib.h' file not found" in warning
+    assert "/clang:-ffreestanding" in warning and "Windows SDK" in warning
+    r = cli("configure", "--lang", "c", "--output-dir", str(tmp_path), "--compiler-id", "clang-cl",
+            "--cpu-family", "x86_64", "--cross", "yes", f"--cc-arg={clang_cl}", f"--cc-arg={TARGET}")
+    assert r.returncode == 0, r.stderr
+    assert "'stdlib.h' file not found" in " ".join(kv(r.stdout)["warning"])  # meson.build shows it with warning()
+
+
+def test_a_working_compiler_gets_no_such_warning(clang_cl: str) -> None:
+    doc = detect("--cc", need("gcc"))
+    assert not any(n.startswith("warning: ") for n in doc["notes"])
+
+
+def compile_runtime(clang_cl: str, target: str, out: Path, gen: Path) -> Path:
+    obj = out / f"ccopt_cpu-{target}.obj"
+    cmd = [clang_cl, f"--target={target}", "/nologo", "/c", "/O2", "/GS-", "/Zl", "/W4", "/WX",
+           "-imsvc", str(STUB), f"/I{gen}", f"/I{RUNTIME}", f"/Tc{RUNTIME / 'ccopt_cpu.c'}", f"/Fo{obj}"]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and not r.stdout.strip() and not r.stderr.strip(), r.stdout + r.stderr
+    return obj
+
+
+@pytest.fixture(scope="module")
+def table_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The generated run-time table (one header for every machine), as a build without Meson makes it."""
+    gen = tmp_path_factory.mktemp("gen")
+    r = subprocess.run([sys.executable, "-m", "ccopt_meson.emit_runtime"], cwd=ROOT, capture_output=True, text=True,
+                       env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=120, check=True)
+    (gen / "ccopt_cpu_table.h").write_text(r.stdout)
+    return gen
+
+
+def test_runtime_msvc_branch_compiled_by_clang_cl_runs_under_wine(clang_cl: str, table_dir: Path, tmp_path: Path,
+                                                                  wine: dict[str, str]) -> None:
+    """ccopt_cpu.c as MSVC would see it (_MSC_VER: __cpuidex, _xgetbv, _Interlocked*), linked by mingw-w64
+    with its C runtime: under wine it reports exactly what /proc/cpuinfo shows, and the masks apply."""
+    if os.uname().machine != "x86_64":
+        pytest.skip("wine runs x86 Windows programs on x86_64 only")
+    obj = compile_runtime(clang_cl, "x86_64-pc-windows-msvc", tmp_path, table_dir)
+    symbols = subprocess.run([need("llvm-nm"), str(obj)], capture_output=True, text=True, check=True).stdout
+    assert "__get_cpuid" not in symbols and "__acrt_iob_func" in symbols  # the MSVC branch, the UCRT's stderr
+    gcc = need(f"{MINGW64}-gcc")
+    exe = tmp_path / "info.exe"
+    subprocess.run([gcc, f"-I{table_dir}", f"-I{RUNTIME}", str(RUNTIME / "ccopt_cpu_info.c"), str(obj), "-o", str(exe)],
+                   check=True, timeout=120, capture_output=True)
+    r = wine_run(wine, exe, "--json")
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert doc["features"] == expected_from_cpuinfo(cpuinfo_flags())
+    if doc["features"].get("AVX512F"):
+        masked = json.loads(wine_run(wine, exe, "--json", CCOPT_DISABLE_CPU_FEATURES="AVX512F").stdout)
+        assert masked["features"]["AVX512F"] is False and masked["level"] == "X86_V3"
+
+
+def test_runtime_arm64_windows_branch_compiles_clean(clang_cl: str, table_dir: Path, tmp_path: Path) -> None:
+    """Windows on ARM reads IsProcessorFeaturePresent(): compiled only (nothing runs ARM64 Windows here)."""
+    obj = compile_runtime(clang_cl, "aarch64-pc-windows-msvc", tmp_path, table_dir)
+    relocs = subprocess.run([need("llvm-objdump"), "-r", str(obj)], capture_output=True, text=True, check=True).stdout
+    assert "__imp_IsProcessorFeaturePresent" in relocs
+
+
+@pytest.mark.slow
+def test_meson_configures_a_consumer_with_clang_cl_as_cross_compiler(clang_cl: str, tmp_path: Path) -> None:
+    """Meson's own clang-cl support (its id, /FI, /D, /O2), the helper's msvc-style driver under it, and the
+    dispatch static libraries built (the C library stand-ins for headers): programs cannot be linked without
+    the MSVC C runtime."""
+    lld_link, llvm_lib = need("lld-link"), need("llvm-lib")
+    from .test_meson import Build, project
+
+    cross = tmp_path / "clang-cl.ini"
+    cross.write_text(f"""[binaries]
+c = ['{clang_cl}', '{TARGET}']
+c_ld = '{lld_link}'
+ar = '{llvm_lib}'
+
+[built-in options]
+c_args = ['{FREESTANDING}', '-imsvc{STUB}']  # joined: a separate /work/... would read as a /w option
+
+[host_machine]
+system = 'windows'
+cpu_family = 'x86_64'
+cpu = 'x86_64'
+endian = 'little'
+""")
+    b = Build(tmp_path, project(tmp_path, "fine_targets"))
+    for var in ("CC", "CXX"):
+        b.env.pop(var)
+    out = b.meson_cmd("setup", "--cross-file", str(cross), str(b.dir))
+    assert "Compiler    : clang-cl-" in out and "Baseline    : SSE SSE2 SSE3" in out
+    targets = json.loads(b.meson_cmd("introspect", "--targets", str(b.dir)))
+    statics = [t for t in targets if t["type"] == "static library"]
+    assert "ccopt_cpu" in [t["name"] for t in statics] and len(statics) > 2  # the runtime and the dispatch libraries
+    b.ninja(*(os.path.relpath(f, b.dir) for t in statics for f in t["filename"]))
+    for t in statics:
+        assert all(Path(f).is_file() for f in t["filename"]), t["name"]
+    shutil.rmtree(b.dir)

@@ -264,12 +264,16 @@ def test_fine_grained_targets_dispatch_under_masks_in_wine(tmp_path: Path, wine:
 @pytest.mark.slow
 def test_i686_build_is_compiled_and_linked(tmp_path: Path, request: pytest.FixtureRequest) -> None:
     """32-bit Windows: detection with the i686 compiler, every program linked as PE32.  Run only where wine
-    really runs it: without wine32, wine says "wine32 is missing" and exits 0, running nothing."""
+    really runs it: without wine32, wine says "wine32 is missing" and exits 0, running nothing, and then
+    the example's canary test (an exit status that only a program that ran gives) fails the suite."""
     need("i686-w64-mingw32-gcc")
     b = Build(tmp_path, project(tmp_path, "dot"))
     for var in ("CC", "CXX"):
         b.env.pop(var)
-    out = b.meson_cmd("setup", "--cross-file", str(CROSS_DIR / "i686-w64-mingw32.ini"), str(b.dir))
+    cross = tmp_path / "i686-wine.ini"  # the repository's file has no exe_wrapper; this one tries wine
+    text = (CROSS_DIR / "i686-w64-mingw32.ini").read_text()
+    cross.write_text(text.replace("[host_machine]", "exe_wrapper = 'wine'\n\n[host_machine]"))
+    out = b.meson_cmd("setup", "--cross-file", str(cross), str(b.dir))
     assert "Architecture: x86\n" in out and "Baseline    : SSE SSE2\n" in out
     b.ninja()
     info = b.dir / "subprojects" / "ccopt-meson" / "ccopt-cpu-info.exe"
@@ -279,8 +283,12 @@ def test_i686_build_is_compiled_and_linked(tmp_path: Path, request: pytest.Fixtu
         assert head[pe:pe + 6] == b"PE\0\0" + (0x14C).to_bytes(2, "little"), exe  # IMAGE_FILE_MACHINE_I386
     if shutil.which("wine") is None or os.uname().machine != "x86_64":
         return
-    r = wine_run(request.getfixturevalue("wine"), info, "--json")
-    if r.stdout.startswith("{"):  # it ran (32-bit wine is there): then it must be right
-        assert r.returncode == 0 and json.loads(r.stdout)["arch"] == "x86"
-    else:
-        assert "{" not in r.stdout  # nothing ran, whatever wine's exit status said: nothing to check
+    env = request.getfixturevalue("wine")
+    b.env.update(env)
+    ran = wine_run(env, info, "--json").stdout.startswith("{")
+    r = subprocess.run([*b.meson, "test", "-C", str(b.dir)], cwd=b.src, env=b.env, capture_output=True, text=True)
+    if ran:  # 32-bit wine is there: the suite must pass, and ccopt-cpu-info report x86
+        assert r.returncode == 0, r.stdout[-3000:]
+        assert json.loads(wine_run(env, info, "--json").stdout)["arch"] == "x86"
+    else:  # nothing ran: the suite must not pass, and the canary says why
+        assert r.returncode != 0 and re.search(r"ccopt-cpu-info runs\s+UNEXPECTEDPASS", r.stdout), r.stdout[-3000:]

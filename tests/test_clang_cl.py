@@ -132,22 +132,14 @@ def test_runtime_arm64_windows_branch_compiles_clean(clang_cl: str, table_dir: P
     assert "__imp_IsProcessorFeaturePresent" in relocs
 
 
-@pytest.mark.slow
-def test_meson_configures_a_consumer_with_clang_cl_as_cross_compiler(clang_cl: str, tmp_path: Path) -> None:
-    """Meson's own clang-cl support (its id, /FI, /D, /O2), the helper's msvc-style driver under it, and the
-    dispatch static libraries built (the C library stand-ins for headers): programs cannot be linked without
-    the MSVC C runtime."""
-    lld_link, llvm_lib = need("lld-link"), need("llvm-lib")
-    from .test_meson import Build, project
-
-    cross = tmp_path / "clang-cl.ini"
-    cross.write_text(f"""[binaries]
+def clang_cl_cross_file(path: Path, clang_cl: str, c_args: str) -> Path:
+    path.write_text(f"""[binaries]
 c = ['{clang_cl}', '{TARGET}']
-c_ld = '{lld_link}'
-ar = '{llvm_lib}'
+c_ld = '{need("lld-link")}'
+ar = '{need("llvm-lib")}'
 
 [built-in options]
-c_args = ['{FREESTANDING}', '-imsvc{STUB}']  # joined: a separate /work/... would read as a /w option
+c_args = [{c_args}]
 
 [host_machine]
 system = 'windows'
@@ -155,6 +147,34 @@ cpu_family = 'x86_64'
 cpu = 'x86_64'
 endian = 'little'
 """)
+    return path
+
+
+@pytest.mark.slow
+def test_meson_shows_the_no_headers_warning(clang_cl: str, tmp_path: Path) -> None:
+    """Without an SDK and without -ffreestanding, the configure goes on (no SIMD) with one Meson warning."""
+    from .test_meson import Build, project
+
+    cross = clang_cl_cross_file(tmp_path / "clang-cl.ini", clang_cl, "")
+    b = Build(tmp_path, project(tmp_path, "fine_targets"))
+    for var in ("CC", "CXX"):
+        b.env.pop(var)
+    out = b.meson_cmd("setup", "--cross-file", str(cross), str(b.dir))
+    warnings = [line for line in out.splitlines() if "cannot compile SSE" in line]
+    assert len(warnings) == 1 and "WARNING: compiler '" in warnings[0], out[-3000:]
+    assert "'stdlib.h' file not found" in warnings[0] and "/clang:-ffreestanding" in warnings[0]
+    assert "Baseline    : none" in out
+
+
+@pytest.mark.slow
+def test_meson_configures_a_consumer_with_clang_cl_as_cross_compiler(clang_cl: str, tmp_path: Path) -> None:
+    """Meson's own clang-cl support (its id, /FI, /D, /O2), the helper's msvc-style driver under it, and the
+    dispatch static libraries built (the C library stand-ins for headers): programs cannot be linked without
+    the MSVC C runtime."""
+    from .test_meson import Build, project
+
+    # the stand-ins joined to -imsvc: a separate /work/... would read as a /w option
+    cross = clang_cl_cross_file(tmp_path / "clang-cl.ini", clang_cl, f"'{FREESTANDING}', '-imsvc{STUB}'")
     b = Build(tmp_path, project(tmp_path, "fine_targets"))
     for var in ("CC", "CXX"):
         b.env.pop(var)

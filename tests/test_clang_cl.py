@@ -79,6 +79,19 @@ def test_compiler_without_its_headers_gets_one_warning(clang_cl: str, tmp_path: 
     assert "'stdlib.h' file not found" in " ".join(kv(r.stdout)["warning"])  # meson.build shows it with warning()
 
 
+@pytest.mark.parametrize("driver", ["clang-cl", "msvc"])
+def test_a_unix_path_argument_is_not_taken_for_a_warning_option(driver: str) -> None:
+    """Warning options are left out of probes; /w (no warnings) once also matched any path under /work,
+    so '-imsvc /work/sdk/include' lost its value and the macro dump its first option."""
+    from ccopt_meson.probe import Scratch, Session
+    from ccopt_meson.tables import compiler_spec
+
+    args = ["-imsvc", "/work/sdk/include", "/W4", "/wd4996", "/w14996", "/w", "/WX", "/wo4311"]
+    with Scratch() as scratch:
+        session = Session(scratch, ["clang-cl"], args, "c", compiler_spec(driver).driver)
+    assert session.args == ["-imsvc", "/work/sdk/include"]
+
+
 def test_a_working_compiler_gets_no_such_warning(clang_cl: str) -> None:
     doc = detect("--cc", need("gcc"))
     assert not any(n.startswith("warning: ") for n in doc["notes"])

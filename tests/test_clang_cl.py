@@ -97,6 +97,19 @@ def test_a_working_compiler_gets_no_such_warning(clang_cl: str) -> None:
     assert not any(n.startswith("warning: ") for n in doc["notes"])
 
 
+def test_icx_cl_entries_are_the_clang_based_ones(clang_cl: str) -> None:
+    """icx-cl reports an error for an intrinsic whose feature the target lacks (Intel's /Qintrinsic-promote
+    page), as clang-cl does, so classic icl's flag-less entries cannot serve it: it gets clang-cl's flags.
+    Driven here through clang-cl (the same driver family; icx-cl itself is not available)."""
+    icx, clang = table_for("x86_64", "intel-llvm-cl"), table_for("x86_64", "clang-cl")
+    for name in ("AES", "SHA", "BMI2", "AVX512VL", "AVX512_FP16", "AMX_TILE"):
+        assert icx.flags_for([name]) == clang.flags_for([name]) and not icx.get(name).disabled, name
+    doc = detect("--cc", clang_cl, "--compiler-id", "intel-llvm-cl", "--cpu-family", "x86_64",
+                 f"--arg={TARGET}", f"--arg={FREESTANDING}")
+    assert doc["baseline"]["names"] == ["SSE", "SSE2", "SSE3"] and {"AES", "AVX2", "AVX512_SKX"} <= set(
+        doc["dispatch"]["names"])
+
+
 def compile_runtime(clang_cl: str, target: str, out: Path, gen: Path) -> Path:
     obj = out / f"ccopt_cpu-{target}.obj"
     cmd = [clang_cl, f"--target={target}", "/nologo", "/c", "/O2", "/GS-", "/Zl", "/W4", "/WX",

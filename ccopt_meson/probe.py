@@ -265,6 +265,9 @@ def diagnose(
     """Classify a compiler's output; attribute failures to probe files or flags."""
     diag = Diagnosis()
     diag.bad = returncode != 0
+    # clang prints an include chain only when it differs from the previous diagnostic's: a header's later
+    # diagnostics name no probe, and count against the probes its first one's chain named
+    header_owners: dict[str, list[str]] = {}
     for block in _blocks(output.splitlines()):
         primary = next((ln for ln in block if _LOCATED.match(ln) or _BAD_WORDS.search(ln)), block[-1])
         m = _LOCATED.match(primary)
@@ -275,8 +278,12 @@ def diagnose(
         diag.bad = True
         text = "\n".join(block)
         owners = [name for path, name in probe_owner.items() if path in text]
-        if owners and m is not None and not any(p in m.group("file") for p in probe_owner):
+        header = m.group("file") if m is not None and not any(p in m.group("file") for p in probe_owner) else None
+        if header is not None and not owners:
+            owners = header_owners.get(header, [])
+        if owners and header is not None:
             diag.suspects.update(owners)
+            header_owners.setdefault(header, owners)
         if not owners:
             owners = [n for flag, names in flag_owner.items() if _mentions(text, flag) for n in names]
         reason = primary.strip()

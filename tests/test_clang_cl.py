@@ -110,6 +110,36 @@ def test_icx_cl_entries_are_the_clang_based_ones(clang_cl: str) -> None:
         doc["dispatch"]["names"])
 
 
+SVE_ERRORS = """In file included from {unit}:1:
+In file included from {probes}/arm/sve.c:2:
+{inc}/arm_sve.h(329,1): error: cannot mangle this built-in __SVInt8_t type yet
+__aio svint8_t svreinterpret_s8(svint8_t op) {{
+^~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+{inc}/arm_sve.h(137,15): note: expanded from macro '__aio'
+{inc}/arm_sve.h(333,1): error: cannot mangle this built-in __SVInt16_t type yet
+__aio svint8_t svreinterpret_s8(svint16_t op) {{
+^~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+"""
+
+
+def test_a_headers_later_diagnostics_count_against_the_probe_its_first_one_named() -> None:
+    """clang prints an include chain only when it changes: the second error in arm_sve.h names no probe.
+    (clang-cl 14 for aarch64-pc-windows-msvc cannot mangle SVE types; every later error once sent the
+    whole ARM plan to one process per feature, 28 processes.)"""
+    from ccopt_meson.probe import diagnose
+
+    out = SVE_ERRORS.format(unit="/tmp/s/p2.c", probes="/src/ccopt_meson/data/probes", inc="/usr/lib/clang/include")
+    diag = diagnose(out, 1, {"arm/sve.c": "SVE", "arm/neon.c": "NEON"}, {})
+    assert diag.unattributed == [] and set(diag.attributed) == {"SVE"} and diag.suspects == {"SVE"}
+
+
+def test_arm64_windows_detection_places_the_sve_failure(clang_cl: str) -> None:
+    doc = detect("--cc", clang_cl, "--arg=--target=aarch64-pc-windows-msvc", f"--arg={FREESTANDING}")
+    assert doc["arch"] == "aarch64" and doc["baseline"]["names"] == ["NEON", "NEON_FP16", "NEON_VFPV4", "ASIMD"]
+    assert "ASIMDDP" in doc["dispatch"]["names"]
+    assert doc["probes"] <= 14, doc["probes"]  # the dump, the batches and the ARM targets' own flag checks
+
+
 def compile_runtime(clang_cl: str, target: str, out: Path, gen: Path) -> Path:
     obj = out / f"ccopt_cpu-{target}.obj"
     cmd = [clang_cl, f"--target={target}", "/nologo", "/c", "/O2", "/GS-", "/Zl", "/W4", "/WX",

@@ -140,10 +140,10 @@ def test_arm64_windows_detection_places_the_sve_failure(clang_cl: str) -> None:
     assert doc["probes"] <= 14, doc["probes"]  # the dump, the batches and the ARM targets' own flag checks
 
 
-def compile_runtime(clang_cl: str, target: str, out: Path, gen: Path) -> Path:
-    obj = out / f"ccopt_cpu-{target}.obj"
+def compile_runtime(clang_cl: str, target: str, out: Path, gen: Path, source: str = "ccopt_cpu.c") -> Path:
+    obj = out / f"{source}-{target}.obj"
     cmd = [clang_cl, f"--target={target}", "/nologo", "/c", "/O2", "/GS-", "/Zl", "/W4", "/WX",
-           "-imsvc", str(STUB), f"/I{gen}", f"/I{RUNTIME}", f"/Tc{RUNTIME / 'ccopt_cpu.c'}", f"/Fo{obj}"]
+           "-imsvc", str(STUB), f"/I{gen}", f"/I{RUNTIME}", f"/Tc{RUNTIME / source}", f"/Fo{obj}"]
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     assert r.returncode == 0 and not r.stdout.strip() and not r.stderr.strip(), r.stdout + r.stderr
     return obj
@@ -161,17 +161,18 @@ def table_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_runtime_msvc_branch_compiled_by_clang_cl_runs_under_wine(clang_cl: str, table_dir: Path, tmp_path: Path,
                                                                   wine: dict[str, str]) -> None:
-    """ccopt_cpu.c as MSVC would see it (_MSC_VER: __cpuidex, _xgetbv, _Interlocked*), linked by mingw-w64
-    with its C runtime: under wine it reports exactly what /proc/cpuinfo shows, and the masks apply."""
+    """ccopt_cpu.c and ccopt_cpu_info.c as MSVC would see them (_MSC_VER: __cpuidex, _xgetbv, _Interlocked*;
+    _putenv_s, _spawnvp), linked by mingw-w64 with its C runtime: under wine the program reports exactly
+    what /proc/cpuinfo shows, the masks apply, and --run-as hands its arguments over intact."""
     if os.uname().machine != "x86_64":
         pytest.skip("wine runs x86 Windows programs on x86_64 only")
     obj = compile_runtime(clang_cl, "x86_64-pc-windows-msvc", tmp_path, table_dir)
     symbols = subprocess.run([need("llvm-nm"), str(obj)], capture_output=True, text=True, check=True).stdout
     assert "__get_cpuid" not in symbols and "__acrt_iob_func" in symbols  # the MSVC branch, the UCRT's stderr
+    main = compile_runtime(clang_cl, "x86_64-pc-windows-msvc", tmp_path, table_dir, "ccopt_cpu_info.c")
     gcc = need(f"{MINGW64}-gcc")
     exe = tmp_path / "info.exe"
-    subprocess.run([gcc, f"-I{table_dir}", f"-I{RUNTIME}", str(RUNTIME / "ccopt_cpu_info.c"), str(obj), "-o", str(exe)],
-                   check=True, timeout=120, capture_output=True)
+    subprocess.run([gcc, str(main), str(obj), "-o", str(exe)], check=True, timeout=120, capture_output=True)
     r = wine_run(wine, exe, "--json")
     assert r.returncode == 0, r.stderr
     doc = json.loads(r.stdout)
@@ -179,6 +180,13 @@ def test_runtime_msvc_branch_compiled_by_clang_cl_runs_under_wine(clang_cl: str,
     if doc["features"].get("AVX512F"):
         masked = json.loads(wine_run(wine, exe, "--json", CCOPT_DISABLE_CPU_FEATURES="AVX512F").stdout)
         assert masked["features"]["AVX512F"] is False and masked["level"] == "X86_V3"
+    child = tmp_path / "with space" / "child.exe"
+    child.parent.mkdir()
+    shutil.copy(exe, child)  # itself, as the child: --json after the program's path
+    r = wine_run(wine, exe, "--run-as", "BASELINE", child, "--json")
+    assert r.returncode == 0 and json.loads(r.stdout)["arch"] == "x86_64", r.stdout + r.stderr
+    r = wine_run(wine, exe, "--run-as", "BASELINE", child, "a b")
+    assert r.returncode == 2 and "unknown argument 'a b'" in r.stderr, r.stderr  # one argument, space and all
 
 
 def test_runtime_arm64_windows_branch_compiles_clean(clang_cl: str, table_dir: Path, tmp_path: Path) -> None:

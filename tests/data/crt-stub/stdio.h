@@ -9,3 +9,5 @@ int fprintf(FILE *stream, const char *format, ...);
 int fputc(int c, FILE *stream);
 int fputs(const char *s, FILE *stream);
 size_t fwrite(const void *ptr, size_t size, size_t n, FILE *stream);
+int printf(const char *format, ...);
+int fflush(FILE *stream);

@@ -8,3 +8,4 @@ __attribute__((noreturn)) void abort(void);
 #endif
 void *malloc(size_t size);
 void free(void *p);
+int _putenv_s(const char *name, const char *value);

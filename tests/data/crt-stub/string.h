@@ -8,3 +8,6 @@ size_t strspn(const char *s, const char *accept);
 char *strchr(const char *s, int c);
 void *memset(void *p, int c, size_t n);
 void *memcpy(void *d, const void *s, size_t n);
+char *strcpy(char *d, const char *s);
+char *strcat(char *d, const char *s);
+char *strpbrk(const char *s, const char *accept);

@@ -171,6 +171,10 @@ def _identify(session: Session, req: Request, named: str | None) -> Compiler:
     machine = machine_from_macros(macros)
     if machine is None and req.cpu_family:
         machine = next((m for m in machines() if m.meson_cpu_family == req.cpu_family), None)
+    if not session.driver.get("macro_dump") and not req.cpu_family:
+        raise InputError(f"compiler '{' '.join(req.command)}' ({cid}) prints no predefined macros, so the "
+                         "architecture it targets is unknown: pass --cpu-family (x86_64, x86 or aarch64), "
+                         "as Meson does")
     # No macros at all is never a compiler; macros of an unknown target are one only where Meson vouches
     # for it (a project must still configure, without SIMD, on a machine the tables do not cover).
     if session.driver.get("macro_dump") and (not macros or (machine is None and not req.cpu_family)):

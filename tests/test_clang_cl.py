@@ -20,7 +20,7 @@ import pytest
 from ccopt_meson.tables import table_for
 
 from .conftest import ROOT, need
-from .helpers import cli, kv
+from .helpers import cli, kv, one_error
 from .test_windows import MINGW64, cpuinfo_flags, expected_from_cpuinfo, wine, wine_run
 
 __all__ = ["wine"]  # the module-scoped wine prefix, shared with test_windows
@@ -64,6 +64,16 @@ def test_clang_cl_without_an_id_is_driven_as_clang_cl(clang_cl: str) -> None:
     doc = detect("--cc", clang_cl, f"--arg={TARGET}", f"--arg={FREESTANDING}")
     assert doc["compiler"]["id"] == "clang-cl" and doc["compiler"]["version"] != "unknown"
     assert doc["baseline"]["names"] == ["SSE", "SSE2", "SSE3"] and "AVX2" in doc["dispatch"]["names"]
+
+
+def test_cl_without_a_cpu_family_is_told_to_name_one(tmp_path: Path) -> None:
+    """An MSVC-style driver that prints no macros (cl, icx-cl) names no architecture: the CLI asks for it
+    (Meson always passes it), instead of answering 'unsupported architecture' for a plain x86_64 cl."""
+    cl = tmp_path / "cl.exe"
+    cl.write_text("#!/bin/sh\nexit 0\n")
+    cl.chmod(0o755)
+    one_error(cli("detect", "--cc", str(cl)), f"compiler '{cl}' (msvc) prints no predefined macros",
+              "pass --cpu-family (x86_64, x86 or aarch64)")
 
 
 def test_compiler_without_its_headers_gets_one_warning(clang_cl: str, tmp_path: Path) -> None:

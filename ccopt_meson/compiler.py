@@ -20,6 +20,7 @@ __all__ = [
     "Compiler",
     "parse_macro_dump",
     "identify_id",
+    "id_from_program",
     "version_from_macros",
     "machine_from_macros",
     "macro_satisfied",
@@ -66,6 +67,18 @@ def identify_id(macros: Mapping[str, str]) -> str:
         if all(m in macros for m in rule["macros_all"]):
             return str(rule["id"])
     return reference_compiler()
+
+
+def id_from_program(command: Sequence[str]) -> str | None:
+    """The id a compiler's program name implies (``clang-cl``, ``cl.exe``), for a compiler given without one:
+    an MSVC-style driver refuses the gnu driver's ``-dM``, so the first run must already speak its syntax."""
+    import re
+
+    names = [os.path.basename(part.replace("\\", "/")).lower().removesuffix(".exe") for part in command]
+    for rule in compilers_data()["identify_program"]:
+        if any(re.search(rule["name"], name) for name in names):
+            return str(rule["id"])
+    return None
 
 
 def version_from_macros(compiler_id: str, macros: Mapping[str, str]) -> str:

@@ -159,6 +159,10 @@ def _configure_lines(det: Detection, path: str) -> list[str]:
         ("probes", str(det.probes)),
         ("feature_file", check_field(os.path.realpath(path), "build directory", spaces=True)),
     ]
+    warning = pipeline.guaranteed_failure(det.table, det.outcomes, det.compiler.command)
+    if warning:  # meson.build shows it with warning(); the notes reach only meson-log.txt
+        text = "".join(c if c.isascii() and c.isprintable() else "?" for c in warning.removeprefix("warning: "))
+        lines.append(("warning", text))  # compiler output: printable ASCII only, to fit the line protocol
     # every enabled target gets its line (no @targets policy applies here: no tie filter)
     for name in det.dispatch:
         lines.append((f"target:{name}", _args_field(dispatch.make_target(det, [name]).args, "target argument")))

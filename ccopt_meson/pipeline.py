@@ -40,6 +40,7 @@ from .tables import (
 
 if TYPE_CHECKING:  # the probe stage (subprocess, threads, tempfiles) is imported on a cache miss only
     from pathlib import Path
+    from typing import Mapping, Sequence
 
     from .compiler import Compiler
     from .probe import Runner, Session
@@ -60,6 +61,22 @@ def _check(req: Request) -> None:
         raise InputError(f"macro-prefix: '{req.macros.prefix[:40]}' must be upper-case letters, digits and '_', "
                          "ending in '_' (CCOPT_, NPY_)")
     macro_style(req.macros.style)
+    _one_architecture([*req.command, *req.args])
+
+
+def _one_architecture(words: Sequence[str]) -> None:
+    """A command naming two target architectures (Apple's universal2, ``-arch x86_64 -arch arm64``) has no
+    one set of CPU features: refused with the way out, rather than the macro dump's own error."""
+    from .tables import compilers_data
+
+    options = compilers_data()["one_arch_per_build"]["options"]
+    archs = list(dict.fromkeys(b for a, b in zip(words, words[1:]) if a in options))
+    if len(archs) > 1:
+        shown = " ".join(f"{a} {b}" for a, b in zip(words, words[1:]) if a in options)
+        raise InputError(
+            f"compile args '{shown}' build for {len(archs)} architectures at once (universal2), which have no "
+            "CPU features in common to detect: configure one build per architecture (-arch x86_64, -arch arm64) "
+            "and fuse the results (lipo, or delocate-fuse for wheels), as numpy's universal2 wheels were made")
 
 
 def expressions(req: Request) -> Expressions:
@@ -111,6 +128,23 @@ def _selection(expr: Expressions, table: Table, probed: Probed, notes: list[str]
     return base, disp
 
 
+def guaranteed_failure(table: Table | None, outcomes: Mapping[str, Outcome], command: Sequence[str]) -> str | None:
+    """A warning when the compiler fails a feature every CPU of its target has (the machine's ``min``):
+    then nothing is wrong with the CPU; the compiler cannot use its own intrinsics headers, which
+    mostly means no C library headers (clang-cl without a Windows SDK, an Apple target without the
+    macOS SDK) and would otherwise pass as "no SIMD" without a word."""
+    failed = [n for n in table.machine.min if n in outcomes and not outcomes[n].supported] if table else []
+    if table is None or not failed:
+        return None
+    root = next((n for n in failed if not outcomes[n].reason.startswith("requires ")), failed[0])
+    reason = (outcomes[root].reason.splitlines() or ["failed"])[0]
+    shown = reason if len(reason) <= 200 else reason[:197] + "..."
+    return (f"warning: compiler '{' '.join(command)}' cannot compile {root}, which every {table.machine.name} "
+            f"CPU has ({shown}), so no SIMD is used: give the compiler the headers it needs (the Windows SDK, "
+            "the macOS SDK, a sysroot), or where the target has none pass -ffreestanding "
+            "(clang-cl: /clang:-ffreestanding)")
+
+
 def document(req: Request, probed: Probed, hit: bool = False, key: str = "", probes: int = 0,
              expr: Expressions | None = None) -> Detection:
     """The detection a request and a compiler's verdicts give: every flag comes from the tables.
@@ -127,6 +161,9 @@ def document(req: Request, probed: Probed, hit: bool = False, key: str = "", pro
         supported = {n: o.supported and not table.features[n].disabled
                      for n, o in probed.outcomes.items() if n in table.features}
         baseline, dispatch = resolve(table, base_sel, disp_sel, supported)
+        warning = guaranteed_failure(table, probed.outcomes, req.command)
+        if warning:
+            notes.append(warning)
     return Detection(
         request=req, expressions=expr,
         compiler=CompilerInfo(probed.compiler_id, probed.compiler_version, req.command, req.lang, req.args),
@@ -139,8 +176,9 @@ def document(req: Request, probed: Probed, hit: bool = False, key: str = "", pro
 # --------------------------------------------------------------------------- identify, select, probe
 
 
-def _identify(session: Session, req: Request) -> Compiler:
-    """Who the compiler is and what it targets, from one predefined-macro dump."""
+def _identify(session: Session, req: Request, named: str | None) -> Compiler:
+    """Who the compiler is and what it targets, from one predefined-macro dump (``named``: the id its
+    program name implies, for a driver that prints no macros)."""
     from .compiler import Compiler, describe_unknown_target, identify_id, machine_from_macros, version_from_macros
     from .probe import describe_status
 
@@ -151,10 +189,14 @@ def _identify(session: Session, req: Request) -> Compiler:
             raise CompilerError(f"compiler '{' '.join(req.command)}' {what} an empty file "
                                 f"({describe_status(res.returncode)}): {res.first_line('no output')}")
         macros = {}
-    cid = req.compiler_id or identify_id(macros)
+    cid = req.compiler_id or (identify_id(macros) if macros or not named else named)
     machine = machine_from_macros(macros)
     if machine is None and req.cpu_family:
         machine = next((m for m in machines() if m.meson_cpu_family == req.cpu_family), None)
+    if not session.driver.get("macro_dump") and not req.cpu_family:
+        raise InputError(f"compiler '{' '.join(req.command)}' ({cid}) prints no predefined macros, so the "
+                         "architecture it targets is unknown: pass --cpu-family (x86_64, x86 or aarch64), "
+                         "as Meson does")
     # No macros at all is never a compiler; macros of an unknown target are one only where Meson vouches
     # for it (a project must still configure, without SIMD, on a machine the tables do not cover).
     if session.driver.get("macro_dump") and (not macros or (machine is None and not req.cpu_family)):
@@ -289,14 +331,18 @@ def _probe(req: Request, expr: Expressions, seed: Probed | None, runner: Runner 
 
 def _plan(req: Request, expr: Expressions, seed: Probed | None, runner: Runner | None,
           ahead: _Ahead | None) -> tuple[Probed, int]:
+    from .compiler import id_from_program
     from .probe import Scratch, Session, probe_features
 
     with Scratch(runner) as scratch:
-        # Meson's id (or, without one, the reference's driver) drives the macro dump that identifies the
-        # compiler; the probes then use the identified compiler's driver, the same session when it agrees.
-        guess = compiler_spec(seed.compiler_id if seed else req.compiler_id or reference_compiler()).driver
+        # Meson's id (or the one the program's name implies, or the reference's) drives the macro dump that
+        # identifies the compiler; the probes then use the identified compiler's driver, the same session
+        # when it agrees.
+        named = None if req.compiler_id else id_from_program(req.command)
+        seeded = seed.compiler_id if seed else None
+        guess = compiler_spec(seeded or req.compiler_id or named or reference_compiler()).driver
         session = Session(scratch, req.command, req.args, req.lang, guess)
-        cc = None if seed else _identify(session, req)
+        cc = None if seed else _identify(session, req, named)
         cid = seed.compiler_id if seed else cc.id  # type: ignore[union-attr]
         version = seed.compiler_version if seed else cc.version  # type: ignore[union-attr]
         arch = seed.arch if seed else (cc.machine.name if cc and cc.machine else None)

@@ -263,6 +263,9 @@ def diagnose(
     """Classify a compiler's output; attribute failures to probe files or flags."""
     diag = Diagnosis()
     diag.bad = returncode != 0
+    # clang prints an include chain only when it differs from the previous diagnostic's: a header's later
+    # diagnostics name no probe, and count against the probes its first one's chain named
+    header_owners: dict[str, list[str]] = {}
     for block in _blocks(output.splitlines()):
         primary = next((ln for ln in block if _LOCATED.match(ln) or _BAD_WORDS.search(ln)), block[-1])
         m = _LOCATED.match(primary)
@@ -273,8 +276,12 @@ def diagnose(
         diag.bad = True
         text = "\n".join(block)
         owners = [name for path, name in probe_owner.items() if path in text]
-        if owners and m is not None and not any(p in m.group("file") for p in probe_owner):
+        header = m.group("file") if m is not None and not any(p in m.group("file") for p in probe_owner) else None
+        if header is not None and not owners:
+            owners = header_owners.get(header, [])
+        if owners and header is not None:
             diag.suspects.update(owners)
+            header_owners.setdefault(header, owners)
         if not owners:
             owners = [n for flag, names in flag_owner.items() if _mentions(text, flag) for n in names]
         reason = primary.strip()
@@ -458,6 +465,12 @@ class Session:
         text = text.replace(str(self.scratch.dir) + os.sep, "").replace(str(PROBES_DIR) + os.sep, "probes/")
         return text.replace(str(DATA_DIR) + os.sep, "")
 
+    def _source(self, source: Path) -> list[str]:
+        """The language options and the source file (joined to the option that holds ``{}``)."""
+        lang = [str(part) for part in self.driver["lang"][self.lang]]
+        joined = [part.replace("{}", str(source)) for part in lang]
+        return joined if joined != lang else [*lang, str(source)]
+
     def dump_macros(self, flags: Sequence[str]) -> tuple[dict[str, str] | None, ProcResult]:
         """Predefined macros with ``flags``; None when the flags are refused."""
         dump = self.driver.get("macro_dump")
@@ -465,7 +478,7 @@ class Session:
             return None, ProcResult(1, "this compiler cannot dump its predefined macros")
         src = self._next(".c")
         src.write_text("\n")
-        res = self.run([*flags, *dump, *self.driver["lang"][self.lang], str(src)])
+        res = self.run([*flags, *dump, *self._source(src)])
         diag = diagnose(res.output.replace("#define", ""), res.returncode, {}, {})
         if diag.bad:  # the real status: a compiler may exit 0 and still print a diagnostic
             return None, ProcResult(res.returncode, self.clean(res.output))
@@ -474,8 +487,7 @@ class Session:
     def compile(self, source: Path, flags: Sequence[str]) -> ProcResult:
         obj = self._next(str(self.driver["obj_suffix"]))
         out = [part.replace("{out}", str(obj)) for part in self.driver["output"]]
-        lang = self.driver["lang"][self.lang]
-        res = self.run([*flags, *self.driver["compile"], *lang, str(source), *out])
+        res = self.run([*flags, *self.driver["compile"], *self._source(source), *out])
         if res.returncode == 0 and not obj.exists():
             # a "compiler" that succeeds without compiling (e.g. `true`) must not pass every probe
             return ProcResult(1, res.output + f"{self.command[0]}: error: exited 0 but wrote no object file\n")
@@ -496,6 +508,19 @@ class Session:
                 copy.write_bytes(probe.read_bytes())
                 self._staged[probe] = copy
             return copy
+
+    def assembly(self, source: Path, flags: Sequence[str]) -> list[str]:
+        """The lines of the assembly the compiler writes for ``source`` (its driver's ``asm_only``,
+        gcc's ``-S``); none where the driver has no such option or the compile fails."""
+        spec = self.driver.get("asm_only")
+        if not spec:
+            return []
+        path = self._next(".s")
+        out = [part.replace("{out}", str(path)) for part in self.driver["output"]]
+        res = self.run([*flags, *spec, *self._source(source), *out])
+        if res.returncode != 0 or not path.is_file():
+            return []
+        return path.read_text(errors="replace").splitlines()
 
     def write_unit(self, probes: Sequence[Path]) -> tuple[Path, list[str]]:
         """A translation unit including every probe, and the flags that make it find them.
@@ -574,6 +599,8 @@ def _batch(session: Session, table: Table, features: list[str], extras: list[str
         res = session.compile(unit, [*table.flags_for(live), *include])
         probe_owner, flag_owner = _owners(table, live + live_extras)
         diag = diagnose(res.output, res.returncode, probe_owner, flag_owner)
+        if diag.unattributed:
+            _place_assembler(session, unit, [*table.flags_for(live), *include], diag, probe_owner)
         if not diag.bad:
             for n in live + live_extras:
                 outcomes[n] = Outcome(True)
@@ -587,6 +614,32 @@ def _batch(session: Session, table: Table, features: list[str], extras: list[str
         outcomes.update(failed)
         _prune(table, live, outcomes)
     return False
+
+
+_ASM_LOCATED = re.compile(r"^(?P<file>.+?\.s):(?P<line>\d+): (?:Error|Warning): (?P<message>.+)$")
+_ASM_FUNCTION = re.compile(r"^_?(ccopt_probe_\w+):")
+
+
+def _place_assembler(session: Session, unit: Path, flags: Sequence[str], diag: Diagnosis,
+                     probe_owner: Mapping[str, str]) -> None:
+    """Attribute the assembler's diagnostics to the probe whose function holds the line they name.
+
+    They name only the compiler's temporary assembly file (``/tmp/ccX.s:34: Error: ...``: mingw's
+    assembler refusing GCC 12's AMX tile loads, whose ``(long)`` stride is 32-bit on LLP64
+    Windows), so the batch could not place them and fell back to one process per feature.  The
+    same compile with ``-S`` writes the same assembly; the ``ccopt_probe_<name>`` label above the
+    line names the probe.
+    """
+    located = [(reason, m) for reason in diag.unattributed if (m := _ASM_LOCATED.match(reason))]
+    lines = session.assembly(unit, flags) if located else []
+    by_function = {f"ccopt_probe_{Path(path).stem}": name for path, name in probe_owner.items()}
+    for reason, m in located if lines else ():
+        above = reversed(lines[:int(m.group("line"))])
+        function = next((f.group(1) for f in map(_ASM_FUNCTION.match, above) if f), "")
+        if function in by_function:
+            diag.unattributed.remove(reason)
+            diag.attributed.setdefault(by_function[function],
+                                       f"the assembler refused {function}: {m.group('message').strip()}")
 
 
 def _guilty(session: Session, table: Table, suspects: list[str]) -> dict[str, Outcome]:

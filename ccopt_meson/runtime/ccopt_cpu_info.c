@@ -77,6 +77,59 @@ static int target_features(const char *target, char *list, size_t len)
     return 0;
 }
 
+#ifdef _WIN32
+/* One argument as the C runtime's command-line parser (CommandLineToArgvW's rules) reads it back:
+ * _spawnvp joins argv with spaces and quotes nothing, so "a b" would arrive as two arguments.
+ * Quoted when empty or holding blanks or quotes; backslashes are doubled only before a quote.
+ * https://learn.microsoft.com/en-us/cpp/c-language/parsing-c-command-line-arguments */
+static char *quote_arg(const char *arg)
+{
+    size_t n = strlen(arg), i, k = 0, slashes = 0;
+    char *out;
+    if (n != 0 && strpbrk(arg, " \t\n\v\"") == NULL)
+        return (char *)arg;
+    out = (char *)malloc(2 * n + 3);
+    if (out == NULL)
+        return NULL;
+    out[k++] = '"';
+    for (i = 0; i <= n; ++i) {
+        if (arg[i] == '\\') {
+            slashes++;
+            continue;
+        }
+        if (arg[i] == '"' || arg[i] == '\0') /* a quote, or the closing one: double the backslashes */
+            slashes *= 2;
+        while (slashes > 0) {
+            out[k++] = '\\';
+            slashes--;
+        }
+        if (arg[i] == '"')
+            out[k++] = '\\';
+        if (arg[i] != '\0')
+            out[k++] = arg[i];
+    }
+    out[k++] = '"';
+    out[k] = '\0';
+    return out;
+}
+
+static int spawn(char **argv)
+{
+    int argc = 0, i;
+    char **quoted;
+    while (argv[argc] != NULL)
+        argc++;
+    quoted = (char **)malloc(((size_t)argc + 1) * sizeof *quoted);
+    if (quoted == NULL)
+        return -1;
+    for (i = 0; i < argc; ++i)
+        if ((quoted[i] = quote_arg(argv[i])) == NULL)
+            return -1;
+    quoted[argc] = NULL;
+    return (int)_spawnvp(_P_WAIT, argv[0], (const char *const *)quoted);
+}
+#endif
+
 /* Run argv[0] with only `target`'s features (and the baseline) left to the dispatchers. */
 static int run_as(const char *target, char **argv)
 {
@@ -94,7 +147,7 @@ static int run_as(const char *target, char **argv)
     }
     fflush(stdout);
 #ifdef _WIN32
-    rc = (int)_spawnvp(_P_WAIT, argv[0], (const char *const *)argv);
+    rc = spawn(argv);
     if (rc != -1)
         return rc;
 #else

@@ -8,7 +8,11 @@
 #define _POSIX_C_SOURCE 199309L
 #include <stdio.h>
 #include <stdlib.h>
+#ifdef _WIN32
+#include <windows.h> /* QueryPerformanceCounter: MSVC and mingw's default (-win32) gcc have no clock_gettime */
+#else
 #include <time.h>
+#endif
 
 #include "dot.h"
 
@@ -37,9 +41,16 @@ static int ndots, npolys, ni8dots;
 
 static double now(void)
 {
+#ifdef _WIN32
+    LARGE_INTEGER t, hz;
+    QueryPerformanceCounter(&t);
+    QueryPerformanceFrequency(&hz);
+    return (double)t.QuadPart / (double)hz.QuadPart;
+#else
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+#endif
 }
 
 /* ns per call of one timing: `reps` calls of v's function on n elements */

@@ -1,5 +1,7 @@
 /* XOP (AMD): integer multiply-accumulate, rotates and byte permutes. */
-#ifdef _MSC_VER
+/* MSVC declares the AMD intrinsics in ammintrin.h; clang-cl defines _MSC_VER too, but its ammintrin.h
+ * has only SSE4a, and its x86intrin.h has them once the flag defines the feature's macro */
+#if defined(_MSC_VER) && !defined(__clang__)
     #include <ammintrin.h>
 #else
     #include <x86intrin.h>

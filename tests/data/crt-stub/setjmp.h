@@ -1,0 +1,3 @@
+#pragma once
+typedef struct { unsigned long long part[2]; } _JBTYPE;
+typedef _JBTYPE jmp_buf[16];

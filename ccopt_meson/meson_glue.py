@@ -159,8 +159,8 @@ def _configure_lines(det: Detection, path: str) -> list[str]:
         ("probes", str(det.probes)),
         ("feature_file", check_field(os.path.realpath(path), "build directory", spaces=True)),
     ]
-    warning = pipeline.guaranteed_failure(det.table, det.outcomes, det.compiler.command)
-    if warning:  # meson.build shows it with warning(); the notes reach only meson-log.txt
+    warning = next((n for n in det.notes if n.startswith("warning: ")), None)  # pipeline.guaranteed_failure's
+    if warning:  # meson.build shows it with warning(), and the other notes with message()
         text = "".join(c if c.isascii() and c.isprintable() else "?" for c in warning.removeprefix("warning: "))
         lines.append(("warning", text))  # compiler output: printable ASCII only, to fit the line protocol
     # every enabled target gets its line (no @targets policy applies here: no tie filter)
@@ -179,8 +179,9 @@ def configure(req: Request, opts: ConfigureOptions) -> int:
         emit.write_if_changed(os.path.join(opts.output_dir, emit.KERNEL_HEADER), emit.kernel_header(det))
         emit.write_if_changed(os.path.join(opts.output_dir, "ccopt_config.h"), emit.config_header(det))
         _write_runtime_table(opts.output_dir, req.project)
-    notes = "".join(f"ccopt-meson: note: {note}\n" for note in det.notes)
-    sys.stderr.write(notes)  # stdout is for meson.build; notes land in meson-log.txt
+    # stdout is for meson.build; the notes, on stderr, are its messages (a warning has a line of its own)
+    notes = "".join(f"ccopt-meson: note: {note}\n" for note in det.notes if not note.startswith("warning: "))
+    sys.stderr.write(notes)
     path = cache.cache_file(cache_dir, req.lang)
     lines = _configure_lines(det, path)
     sys.stdout.write("\n".join(lines) + "\n")

@@ -207,6 +207,7 @@ def test_interrupt_kills_the_compiler(tmp_path: Path) -> None:
     env.update(PYTHONPATH=str(ROOT), FAKECC_PIDFILE=str(pidfile))
     # A parent (a test runner worker) may ignore SIGINT, which the child would inherit: restore Python's handler.
     code = ("import signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
+            "signal.signal(signal.SIGHUP, signal.SIG_DFL); signal.signal(signal.SIGTERM, signal.SIG_DFL); "
             "from ccopt_meson.cli import main; sys.exit(main(sys.argv[1:]))")
     proc = subprocess.Popen([sys.executable, "-c", code, "detect", "--cc-arg", fakecc("hang")], env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
@@ -468,11 +469,14 @@ def test_huge_probe_timeout_through_the_cli() -> None:
 
 
 def start_helper(tmp_path: Path, *args: str, env: dict[str, str]) -> subprocess.Popen[str]:
-    """The CLI with Python's own SIGINT handler (a test runner may ignore SIGINT, and children inherit that)."""
+    """The CLI with Python's own SIGINT handler and the default SIGTERM/SIGHUP (a test runner may ignore
+    SIGINT, a run under nohup ignores SIGHUP, and children inherit that: the helper leaves an ignored signal
+    ignored, as it must for a caller that chose so)."""
     full = {k: v for k, v in os.environ.items() if not k.startswith(("CCOPT_", "FAKECC_"))}
     full.update(PYTHONPATH=str(ROOT), TMPDIR=str(tmp_path / "tmp"), **env)
     (tmp_path / "tmp").mkdir()
     code = ("import signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
+            "signal.signal(signal.SIGHUP, signal.SIG_DFL); signal.signal(signal.SIGTERM, signal.SIG_DFL); "
             "from ccopt_meson.cli import main; sys.exit(main(sys.argv[1:]))")
     return subprocess.Popen([sys.executable, "-c", code, *args], env=full, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, start_new_session=True)
@@ -518,7 +522,7 @@ def test_termination_kills_the_compiler_group_and_removes_scratch(tmp_path: Path
         _, err = proc.communicate(timeout=120)
     finally:
         kill_everything(proc, pidfile)
-    assert proc.returncode == 128 + sig and err == f"ccopt-meson: error: terminated by {sig.name}\n"
+    assert (proc.returncode, err) == (128 + sig, f"ccopt-meson: error: terminated by {sig.name}\n")
     assert wait_for(lambda: not any(alive(p) for p in pids), 5), "the compiler's children must die with it"
     assert list((tmp_path / "tmp").iterdir()) == [], "scratch directories are removed"
 

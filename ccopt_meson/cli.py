@@ -24,6 +24,8 @@ if TYPE_CHECKING:
     from pathlib import Path
     from typing import Any, Callable, Sequence
 
+    from .tables import Project
+
 __all__ = ["main", "run", "COMMANDS"]
 
 
@@ -170,7 +172,7 @@ def _article(word: str) -> str:
     return f"{'an' if vowel else 'a'} {word}"
 
 
-def explain_names(texts: Sequence[str]) -> list[str]:
+def explain_names(texts: Sequence[str], proj: Project | None = None) -> list[str]:
     """The feature names of ``explain``'s arguments: ``'avx2 '``, ``'avx2,sse41'`` are names separated as in
     an expression; ``+``, ``-`` and keywords are not names (one-line InputError)."""
     import re
@@ -179,7 +181,7 @@ def explain_names(texts: Sequence[str]) -> list[str]:
 
     names: list[str] = []
     for text in texts:
-        tokens = tokenize(text, "explain")  # unknown names and invalid tokens: its one-line errors
+        tokens = tokenize(text, "explain", proj)  # unknown names and invalid tokens: its one-line errors
         if re.search(r"[+-]", text) or any(t.word in SPECIAL for t in tokens):
             shown = text.strip().encode("unicode_escape").decode()[:40]
             raise InputError(f"explain: '{shown}' is not a feature name; "
@@ -188,7 +190,7 @@ def explain_names(texts: Sequence[str]) -> list[str]:
     return list(dict.fromkeys(names))
 
 
-def _configured_build(build_dir: str | None) -> Detection | None:
+def _configured_build(build_dir: str | None, features_file: str | None = None) -> Detection | None:
     """The detection of a configured Meson build dir (its first language's feature file), else None.
 
     ``explain --build-dir`` of such a dir answers for that build: probing the default compiler there
@@ -201,13 +203,13 @@ def _configured_build(build_dir: str | None) -> Detection | None:
     if not files:
         raise InputError(f"no ccopt feature file under '{build_dir}'; configure the project first, or pass a "
                          "--build-dir that is not a Meson build directory")
-    return pipeline.read_file(files[0])
+    return pipeline.read_file(files[0], project=project.load(features_file))
 
 
 def cmd_explain(ns: argparse.Namespace) -> int:
-    names = explain_names(ns.names)
-    det = _configured_build(ns.build_dir) or pipeline.detect(request_from(ns, names), build_dir=ns.build_dir,
-                                                             flush_first=ns.flush)
+    names = explain_names(ns.names, project.load(ns.features_file))
+    det = _configured_build(ns.build_dir, ns.features_file) or pipeline.detect(
+        request_from(ns, names), build_dir=ns.build_dir, flush_first=ns.flush)
     answers = [explain_feature(det, n) for n in names]
     if ns.json:
         _print_json(answers)
@@ -284,7 +286,13 @@ def cmd_report(ns: argparse.Namespace) -> int:
     files = cache.find(_build_dir(ns.builddir))
     if not files:
         raise InputError(f"no ccopt feature file under '{ns.builddir}'; configure the project first")
-    dets = [pipeline.read_file(f) for f in files]
+    proj = project.load(ns.features_file)
+    try:
+        dets = [pipeline.read_file(f, project=proj) for f in files]
+    except InputError as exc:
+        if proj is not None:
+            raise
+        raise InputError(f"{exc} (if the build uses a project features file, pass it with --features-file)") from exc
     if ns.json:
         docs = [d.to_json() for d in dets]
         _print_json(docs[0] if len(docs) == 1 else docs)
@@ -337,6 +345,7 @@ def _builddir_parser(p: _Adder) -> None:
 def _report_parser(p: _Adder) -> None:
     p.add_argument("builddir")
     p.add_argument("--json", action="store_true")
+    _features_file_option(p)  # the build's own: its features are names of the cache, its overrides its flags
 
 
 def _setup_parser(p: _Adder) -> None:

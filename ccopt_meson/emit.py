@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from . import fsio
 from .dispatch import Target
+from .errors import InputError
 from .records import Detection
 from .version import __version__
 
@@ -145,6 +146,12 @@ def numpy_dispatch_header(det: Detection, source: str, targets: Sequence[Target]
     for t in targets:
         if t.name == "BASELINE" or table is None:
             continue
+        untestable = [n for n in t.members if known is not None and n not in known]
+        if untestable:  # a weaker test would pick this version on a CPU without it
+            raise InputError(f"dispatch source '{fsio.base_name(source)}': target {t.name} needs "
+                             f"{', '.join(untestable)}, which the project's run-time cannot test (its features "
+                             "file's 'max' does not list it); remove it from the target list or add it to 'max'")
+        # implied names the run-time does not know are implied by the hardware of a member it tests
         tests = [n for n in table.sort(table.closure(t.checks or t.members)) if known is None or n in known]
         cond = "&&".join(f"TEST_CB({n})" for n in tests)
         rows.append(f"{p}_MTARGETS_EXPAND(EXEC_CB(({cond}), {t.name}, __VA_ARGS__))")

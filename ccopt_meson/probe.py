@@ -555,8 +555,11 @@ def probe_ref(probe: Path) -> tuple[str, Path]:
     """(name to include, directory to put on the include path) of a probe source."""
     try:
         return probe.relative_to(PROBES_DIR).as_posix(), PROBES_DIR
-    except ValueError:  # a project's own probe: its file name is a feature name, lower case
-        return probe.name, probe.parent
+    except ValueError:  # a project's own probe: under a directory named by its path, so two check.c differ
+        import hashlib
+
+        tag = hashlib.sha256(os.fsencode(probe)).hexdigest()[:12]
+        return f"project/{tag}/{probe.name}", probe.parent
 
 
 def _prune(table: Table, names: Iterable[str], outcomes: dict[str, Outcome]) -> None:

@@ -117,7 +117,8 @@ def _overrides(shown: str, fam: str, entries: list[Any], own: tuple[Mapping[str,
                          f"{did_you_mean(name, builtin)}; a new feature goes under 'features'")
         if name in out:
             raise _error(shown, f"override.{fam}: {name} is redefined twice; merge the two entries")
-        for dep in [*raw.get("implies", ()), *raw.get("group", ()), *raw.get("extra_checks", ())]:
+        per_compiler = [d for ov in raw.get("overrides", ()) for d in ov.get("implies", ())]
+        for dep in [*raw.get("implies", ()), *raw.get("group", ()), *raw.get("extra_checks", ()), *per_compiler]:
             if dep not in known:
                 raise _error(shown, f"override.{fam}: {name} names '{dep}', not a feature of {fam}"
                              f"{did_you_mean(dep, known)}")
@@ -158,6 +159,9 @@ def _feature(shown: str, base: str, fam: str, raw: Any, schema: Mapping[str, Any
         raise _error(shown, f"{name} is already a feature of {fam}; pick another name")
     if "probe" not in raw:
         raise _error(shown, f"{name} needs a 'probe': a C file, relative to the features file")
+    if not re.fullmatch(r"[A-Za-z0-9_][A-Za-z0-9_.+-]*\.c", os.path.basename(raw["probe"])):
+        raise _error(shown, f"{name}: probe '{raw['probe'][:80]}' must be a C file named with letters, digits, "
+                     "'_', '.', '+' or '-' (it is #included by that name)")
     given = os.path.join(base, raw["probe"])
     h.update(name.encode() + b"\0" + _read(given, f"probe of {name}") + b"\0")
     return {**raw, "probe": os.path.realpath(given)}

@@ -2,9 +2,10 @@
 (``resolve``) and the ``@targets`` statement (``dispatch``).
 
 Text is cut at the grammar's separators and around parentheses; each remaining piece is a run
-of lexemes (a name, a ``+``/``-`` sign, a ``$policy``, a ``#group``) or, when any character of
-it is none of these, one ``bad`` lexeme holding the whole piece, so a message quotes what the
-user wrote.  What each grammar accepts where is the parser's business, not the tokenizer's.
+of lexemes (a name, a ``+``/``-`` sign; a ``$policy`` or ``#group`` only as the whole piece's
+start) or, when any character of it is none of these, one ``bad`` lexeme holding the whole
+piece, so a message quotes what the user wrote.  What each grammar accepts where is the parser's
+business, not the tokenizer's.
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ def lex(text: str, separators: str) -> list[Lexeme]:
         pos = 0
         while pos < len(piece):
             m = _PART.match(piece, pos)
-            if m is None:
+            if m is None or (pos and m.lastgroup in ("policy", "group")):  # '$' and '#' start a word only
                 found = [Lexeme("bad", piece)]
                 break
             found.append(Lexeme(str(m.lastgroup), m.group()))

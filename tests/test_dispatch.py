@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import re
 import subprocess
 import tempfile
 from pathlib import Path
@@ -344,3 +345,10 @@ def test_tokens_are_escaped_and_cut(token: str, shown: str) -> None:
 def test_a_file_name_with_escape_bytes_is_escaped() -> None:
     with pytest.raises(DispatchSourceError, match=r"^k\\x1b\[31m\.c:1: no '@targets' statement"):
         parse_text("int x;\n", "k\x1b[31m.c")
+
+
+@pytest.mark.parametrize("body", ["AVX2$maxopt", "$maxopt$werror", "baseline$keep_sort", "SSE41#x"])
+def test_a_policy_or_group_is_a_word_of_its_own(body: str) -> None:
+    """'$' and '#' start a word only: glued to another they are an invalid token, as before one tokenizer."""
+    with pytest.raises(DispatchSourceError, match=f"invalid token '{re.escape(body)}' in @targets"):
+        parse_text(f"/*@targets {body} */", "src.c")

@@ -138,3 +138,17 @@ def test_bad_macro_protocol_is_one_line(fake: Callable[..., Any], prefix: str, s
 
     with pytest.raises(InputError, match=message):
         detect(Request(command=("fakecc",), macros=Macros(prefix, style)), runner=fake())
+
+
+def test_numpy_style_refuses_a_target_its_runtime_cannot_test(numpy_style: Detection) -> None:
+    """AVX_VNNI is not among numpy's names ('max'): testing only its closure would pick it on a CPU without it."""
+    from ccopt_meson.emit import source_header
+    from ccopt_meson.errors import InputError
+    from ccopt_meson.pipeline import document
+    from ccopt_meson.records import Outcome, Probed
+
+    probed = Probed("x86_64", "gcc", "12.2.0", {n: Outcome(True) for n in numpy_style.table.features})
+    det = document(numpy_style.request._replace(dispatch="max avx_vnni"), probed)
+    targets = select(parse_text("/*@targets baseline avx_vnni avx2 */", project=det.request.project), det)
+    with pytest.raises(InputError, match="target AVX_VNNI needs AVX_VNNI, which the project's run-time cannot test"):
+        source_header(det, "k.dispatch.c", targets)

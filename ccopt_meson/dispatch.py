@@ -81,6 +81,8 @@ def parse_targets(text: str, where: str, project: Project | None = None) -> Stat
     """A target list given outside the source (in ``meson.build``): the body of a ``@targets`` statement."""
     if _LINE_BREAK.search(text):
         raise DispatchSourceError(f"{where}: the target list holds a line break")
+    if not text.strip():  # computed in meson.build ('NAME: ' when an option leaves nothing): no version,
+        return Statement(False, (), frozenset(), 0)  # an empty header, as the fork's multi_targets(dispatch: [])
     return _Parser(where, 0, project).parse(text)
 
 

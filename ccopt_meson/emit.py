@@ -138,7 +138,9 @@ def numpy_dispatch_header(det: Detection, source: str, targets: Sequence[Target]
     known = table.project.max_of(table.machine.family) if table is not None and table.project else None
     lines = [_BANNER.format(version=__version__, what=f"{origin} of {fsio.base_name(source)}").rstrip()]
     base = any(t.name == "BASELINE" for t in targets)
-    lines += [f"#undef {p}MTARGETS_CONF_BASELINE",
+    # numpy's npy_cpu_dispatch.h does not define the expander: each generated header does (as the fork's)
+    lines += [f"#undef {p}_MTARGETS_EXPAND", f"#define {p}_MTARGETS_EXPAND(X) X",
+              f"#undef {p}MTARGETS_CONF_BASELINE",
               f"#define {p}MTARGETS_CONF_BASELINE(EXEC_CB, ...)"
               + (f" {p}_MTARGETS_EXPAND(EXEC_CB(__VA_ARGS__))" if base else ""),
               f"#undef {p}MTARGETS_CONF_DISPATCH"]

@@ -4,7 +4,9 @@ and named target groups, read and checked.
 ``features`` use the feature schema of the built-in tables plus a ``probe`` path relative to the
 file; ``override`` redefines built-in rows (each field given replaces the table's, ``flags`` per
 style); ``max`` lists, per family, the only names ``max`` selects; ``groups`` are usable as
-``#name`` in ``@targets``.  ``load`` turns it into a
+``#name`` in ``@targets``; ``dispatch_implied: true`` closes what ``cpu-dispatch`` selects under
+implication, as numpy 2's option parser does (``avx2`` also dispatches FMA3, F16C, AVX, ...).
+``load`` turns it into a
 ``tables.Project`` that a ``Request`` carries; nothing here is process-wide state.  The file
 and its probes are untrusted input, read like dispatch sources: regular files only, bounded.
 """
@@ -29,7 +31,7 @@ if TYPE_CHECKING:
 __all__ = ["load", "MAX_BYTES"]
 
 MAX_BYTES = 1 << 20  # a features file or one of its probes; numpy's whole meson_cpu/ is ~40 KiB
-_KEYS = ("comment", "features", "override", "max", "groups")
+_KEYS = ("comment", "features", "override", "max", "groups", "dispatch_implied")
 
 
 def _error(path: str, message: str) -> InputError:
@@ -56,9 +58,12 @@ def load(path: str | os.PathLike[str] | None) -> Project | None:
         raise _error(shown, f"not valid JSON: {exc}") from exc
     if not isinstance(doc, dict) or set(doc) - set(_KEYS):
         extra = sorted(set(doc) - set(_KEYS)) if isinstance(doc, dict) else []
-        raise _error(shown, "expected an object with 'features', 'override', 'max' and/or 'groups'"
+        raise _error(shown, "expected an object with 'features', 'override', 'max', 'groups' and/or 'dispatch_implied'"
                      + (f"; unknown key '{extra[0]}'{did_you_mean(extra[0], [k.upper() for k in _KEYS]).lower()}"
                         if extra else ""))
+    implied = doc.get("dispatch_implied", False)
+    if not isinstance(implied, bool):
+        raise _error(shown, f"'dispatch_implied' must be true or false, not {json.dumps(implied)}")
     h = hashlib.sha256(text)
     schema = read_json(data_file("schema.json"))
     base = os.path.dirname(given)
@@ -85,7 +90,7 @@ def load(path: str | os.PathLike[str] | None) -> Project | None:
                          "rename one")
         groups[name.upper()] = _group(shown, name, items, known)
     return Project(path=os.path.realpath(given), given=given, digest=h.hexdigest(), features=features, groups=groups,
-                   overrides=overrides, max=limits)
+                   overrides=overrides, max=limits, dispatch_implied=implied)
 
 
 def _per_family(shown: str, doc: Mapping[str, Any], key: str) -> dict[str, list[Any]]:

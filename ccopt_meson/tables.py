@@ -171,6 +171,7 @@ class Project(NamedTuple):
     groups: Mapping[str, tuple[tuple[str, ...], ...]]  # '#name' -> its targets
     overrides: Mapping[str, Mapping[str, Mapping[str, Any]]] = {}  # family -> built-in name -> fields it replaces
     max: Mapping[str, tuple[str, ...]] = {}  # family -> the only names 'max' selects there
+    dispatch_implied: bool = False  # cpu-dispatch's selection is closed under implication (numpy 2's parser)
 
     def _identity(self) -> tuple[str, str, str]:
         return (self.path, self.given, self.digest)

@@ -134,6 +134,16 @@ def test_target_lists_in_meson_build_never_read_the_source(tmp_path: Path, featu
     assert "the target list of x.dispatch.c" in (tmp_path / "x.dispatch.h").read_text()
 
 
+def test_an_empty_target_list_in_meson_build_gives_no_library_and_an_empty_header(
+        tmp_path: Path, feature_file: Path, capsys: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """numpy computes its lists ('AVX512_SKX AVX2' or '' when -Ddisable-intel-sort): an empty one is no version
+    at all, and the caller that includes the header still compiles, as with the fork's multi_targets(dispatch: [])."""
+    monkeypatch.chdir(tmp_path)
+    assert run_targets(capsys, feature_file, tmp_path, "e.dispatch.cpp: ", "k.dispatch.c: avx2") == [
+        ["ccopt_AVX2", run_targets(capsys, feature_file, tmp_path, "k.dispatch.c: avx2")[0][1], "k.dispatch.c"]]
+    assert "CCOPT_SRC_" in (tmp_path / "e.dispatch.h").read_text()
+
+
 def test_target_args_repeat_neither_the_baseline_nor_meson_s_own_o3(tmp_path: Path, feature_file: Path,
                                                                      capsys: Any) -> None:
     def avx2(*extra: str) -> list[str]:

@@ -109,6 +109,8 @@ def test_golden_numpy_dispatch_header(numpy_style: Detection) -> None:
                      numpy_style)
     text = source_header(numpy_style, "_umath_tests.dispatch.c", targets)
     assert "#undef NPY_MTARGETS_CONF_DISPATCH" in text and "ccopt_dispatch.h" not in text
+    # numpy's npy_cpu_dispatch.h expands the rows through NPY__MTARGETS_EXPAND but never defines it
+    assert "#undef NPY__MTARGETS_EXPAND\n#define NPY__MTARGETS_EXPAND(X) X\n" in text
     assert ("EXEC_CB((TEST_CB(SSE)&&TEST_CB(SSE2)&&TEST_CB(SSE3)&&TEST_CB(SSSE3)&&TEST_CB(SSE41)&&TEST_CB(POPCNT)"
             "&&TEST_CB(SSE42)&&TEST_CB(AVX)&&TEST_CB(F16C)&&TEST_CB(FMA3)&&TEST_CB(AVX2)), AVX2, __VA_ARGS__)") in text
     _golden("_umath_tests.numpy.dispatch.h", text)

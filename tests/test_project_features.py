@@ -224,6 +224,21 @@ def test_numpys_target_lists_name_avx2_as_the_fork_does(numpy22: tables.Project)
     assert seen <= {*numpy22.max["x86"], "BASELINE"}
 
 
+def test_dispatch_implied_closes_cpu_dispatch_as_numpy_2_does(tmp_path: Path) -> None:
+    """numpy 2's -Dcpu-dispatch=avx2 dispatches POPCNT SSE42 AVX F16C FMA3 AVX2 (the fork's implicit_c), so that
+    its '(AVX2 FMA3)' targets exist; within 'max' (numpy's names: no X86_V2) and above the baseline."""
+    from ccopt_meson import pipeline
+
+    from .conftest import FakeCompiler
+
+    doc = json.loads(NUMPY22.read_text())
+    closed = project.load(_write(tmp_path, {**doc, "dispatch_implied": True}))
+    req = Request(command=("fakecc",), baseline="sse41", dispatch="avx2", project=closed)
+    assert pipeline.detect(req, runner=FakeCompiler()).dispatch == ("AVX2", "FMA3", "F16C", "AVX", "SSE42", "POPCNT")
+    as_named = pipeline.detect(req._replace(project=project.load(NUMPY22)), runner=FakeCompiler())
+    assert as_named.dispatch == ("AVX2",)
+
+
 OVERRIDE_BAD = [
     ({"override": {"x86": [{"name": "AVX3"}]}}, r"'AVX3' is not a built-in feature of x86 \(did you mean 'AVX"),
     ({"override": {"x86": [{"name": "AVX2", "flagz": {}}]}}, "unknown key 'flagz'"),
@@ -234,6 +249,7 @@ OVERRIDE_BAD = [
     ({"override": []}, "'override' must be an object keyed by family"),
     ({"max": {"x86": ["AVX2", "AVX9"]}}, r"max.x86: unknown feature 'AVX9'"),
     ({"overide": {}}, r"unknown key 'overide' \(did you mean 'override'\?\)"),
+    ({"dispatch_implied": "yes"}, r"'dispatch_implied' must be true or false, not \"yes\""),
 ]
 
 

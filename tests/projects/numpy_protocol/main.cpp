@@ -1,8 +1,7 @@
 #include <cstdio>
 #include <cstring>
 
-#define NPY__MTARGETS_EXPAND(X) X
-#include "k.dispatch.h"
+#include "k.dispatch.h"  // defines NPY__MTARGETS_EXPAND too, as the fork's headers do
 
 extern "C" const char *k_BASELINE();
 extern "C" const char *k_SSE41();

@@ -140,7 +140,8 @@ def test_an_empty_target_list_in_meson_build_gives_no_library_and_an_empty_heade
     at all, and the caller that includes the header still compiles, as with the fork's multi_targets(dispatch: [])."""
     monkeypatch.chdir(tmp_path)
     assert run_targets(capsys, feature_file, tmp_path, "e.dispatch.cpp: ", "k.dispatch.c: avx2") == [
-        ["ccopt_AVX2", run_targets(capsys, feature_file, tmp_path, "k.dispatch.c: avx2")[0][1], "k.dispatch.c"]]
+        ["ccopt_AVX2", run_targets(capsys, feature_file, tmp_path, "k.dispatch.c: avx2")[0][1], "k.dispatch.c",
+         "AVX2"]]
     assert "CCOPT_SRC_" in (tmp_path / "e.dispatch.h").read_text()
 
 

@@ -172,25 +172,7 @@ def _article(word: str) -> str:
     return f"{'an' if vowel else 'a'} {word}"
 
 
-def explain_names(texts: Sequence[str], proj: Project | None = None) -> list[str]:
-    """The feature names of ``explain``'s arguments: ``'avx2 '``, ``'avx2,sse41'`` are names separated as in
-    an expression; ``+``, ``-`` and keywords are not names (one-line InputError)."""
-    import re
-
-    from .resolve import SPECIAL, tokenize
-
-    names: list[str] = []
-    for text in texts:
-        tokens = tokenize(text, "explain", proj)  # unknown names and invalid tokens: its one-line errors
-        if re.search(r"[+-]", text) or any(t.word in SPECIAL for t in tokens):
-            shown = text.strip().encode("unicode_escape").decode()[:40]
-            raise InputError(f"explain: '{shown}' is not a feature name; "
-                             "'ccopt-meson features' lists them")
-        names += [t.word for t in tokens]
-    return list(dict.fromkeys(names))
-
-
-def _configured_build(build_dir: str | None, features_file: str | None = None) -> Detection | None:
+def _configured_build(build_dir: str | None, proj: Project | None = None) -> Detection | None:
     """The detection of a configured Meson build dir (its first language's feature file), else None.
 
     ``explain --build-dir`` of such a dir answers for that build: probing the default compiler there
@@ -203,13 +185,16 @@ def _configured_build(build_dir: str | None, features_file: str | None = None) -
     if not files:
         raise InputError(f"no ccopt feature file under '{build_dir}'; configure the project first, or pass a "
                          "--build-dir that is not a Meson build directory")
-    return pipeline.read_file(files[0], project=project.load(features_file))
+    return pipeline.read_file(files[0], project=proj)
 
 
 def cmd_explain(ns: argparse.Namespace) -> int:
-    names = explain_names(ns.names, project.load(ns.features_file))
-    det = _configured_build(ns.build_dir, ns.features_file) or pipeline.detect(
-        request_from(ns, names), build_dir=ns.build_dir, flush_first=ns.flush)
+    from .resolve import explain_names
+
+    req = request_from(ns)
+    names = explain_names(ns.names, req.project)
+    det = _configured_build(ns.build_dir, req.project) or pipeline.detect(
+        req._replace(explain=tuple(names)), build_dir=ns.build_dir, flush_first=ns.flush)
     answers = [explain_feature(det, n) for n in names]
     if ns.json:
         _print_json(answers)

@@ -26,7 +26,7 @@ from .records import (
     Probed,
     Request,
 )
-from .resolve import SPECIAL, Token, evaluate, render_tokens, resolve, tokenize, uses
+from .resolve import Token, evaluate, explain_names, render_tokens, resolve, tokenize, uses
 from .tables import (
     Table,
     compiler_spec,
@@ -83,9 +83,7 @@ def expressions(req: Request) -> Expressions:
     """The two expressions, parsed; the user's own ``-march`` adds DETECT to the baseline."""
     base = tokenize(req.baseline, "cpu-baseline", req.project)
     disp = tokenize(req.dispatch, "cpu-dispatch", req.project)
-    for name in req.explain:
-        if any(t.word in SPECIAL or t.op == "-" for t in tokenize(name, "explain", req.project)):
-            raise InputError(f"explain: '{name}' is not a feature name; 'ccopt-meson features' lists them")
+    explain_names(req.explain, req.project)  # each a feature name: the same one-line errors as the CLI's
     if req.disable_optimization:
         for opt, toks, default in (("cpu-baseline", base, DEFAULT_BASELINE), ("cpu-dispatch", disp, DEFAULT_DISPATCH)):
             if render_tokens(toks) not in (default.upper(), "NONE"):
@@ -99,10 +97,6 @@ def expressions(req: Request) -> Expressions:
     native = uses(base + disp, "NATIVE") or any(a in native_flags_anywhere() for a in req.args)
     return Expressions(tuple(base), tuple(disp), native)
 
-
-def wants_native(req: Request) -> bool:
-    """Does the answer depend on the build machine's own CPU ('native', ``-march=native``)?"""
-    return expressions(req).native
 
 
 # --------------------------------------------------------------------------- document (pure)
@@ -432,4 +426,4 @@ def read_file(path: str | os.PathLike[str], how_to_make: str = "configure first"
     return document(stored.request, stored.probed, hit=True, key=stored.key)
 
 
-__all__ += ["read_file", "wants_native", "expressions", "Expressions", "Outcome"]
+__all__ += ["read_file", "expressions", "Expressions", "Outcome"]

@@ -23,7 +23,8 @@ if TYPE_CHECKING:
 
     from .tables import Project
 
-__all__ = ["SPECIAL", "Token", "tokenize", "render_tokens", "uses", "evaluate", "Resolution", "resolve"]
+__all__ = ["SPECIAL", "Token", "tokenize", "explain_names", "render_tokens", "uses", "evaluate", "Resolution",
+           "resolve"]
 
 SPECIAL = EXPRESSION_KEYWORDS
 
@@ -77,6 +78,19 @@ def tokenize(text: str, option: str, project: Project | None = None) -> list[Tok
         names = unknown_names(unknown, [*known, *SPECIAL], "feature")
         raise InputError(f"{option}: {names}; 'ccopt-meson features' lists them")
     return tokens
+
+
+def explain_names(texts: Sequence[str], project: Project | None = None) -> list[str]:
+    """The feature names of ``explain``'s arguments: ``'avx2 '``, ``'avx2,sse41'`` are names separated as in
+    an expression; ``+``, ``-`` and keywords are not names (one-line InputError)."""
+    names: list[str] = []
+    for text in texts:
+        tokens = tokenize(text, "explain", project)  # unknown names and invalid tokens: its one-line errors
+        if any(c in text for c in "+-") or any(t.word in SPECIAL for t in tokens):
+            shown = text.strip().encode("unicode_escape").decode()[:40]
+            raise InputError(f"explain: '{shown}' is not a feature name; 'ccopt-meson features' lists them")
+        names += [t.word for t in tokens]
+    return list(dict.fromkeys(names))
 
 
 def _paren(part: str, op: str | None, group: tuple[str, int] | None, tokens: list[Token],

@@ -287,7 +287,9 @@ def _check_one_call_per_prefix(out_dir: StrPath, prefix: str, sources: list[str]
         raise InputError(f"a second 'targets' call in {fsio.show_path(out_dir)} ('{sources[0]}' after "
                          f"'{first[0]}') with prefix '{prefix}' would make libraries of the same names; pass "
                          "'--prefix', 'NAME' to one of the calls (libraries are named PREFIX_TARGET)")
-    fsio.atomic_write(path, json.dumps({"key": "ccopt-targets-call-v1", "meson": run, "sources": sources}) + "\n")
+    if fsio.generated_by_us(path):  # never a file of someone else's under that name
+        record = {"generator": fsio.MARK, "key": "ccopt-targets-call-v1", "meson": run, "sources": sources}
+        fsio.atomic_write(path, json.dumps(record) + "\n")
 
 
 def _check_something_is_built(k: Kernel, chosen: list[dispatch.Target], det: Detection) -> None:

@@ -195,3 +195,13 @@ def host_gcc_default() -> dict[str, Any]:
     r = cli("detect", "--cc", x86_gcc(), "--json")
     assert r.returncode == 0, r.stderr
     return json.loads(r.stdout)  # type: ignore[no-any-return]
+
+
+@pytest.fixture(scope="module")
+def table_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The generated run-time table (one header for every machine), as configure writes it beside ccopt_cpu.h."""
+    from ccopt_meson.emit_runtime import write_table
+
+    gen = tmp_path_factory.mktemp("gen")
+    write_table(gen)
+    return gen

@@ -12,7 +12,6 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -157,16 +156,6 @@ def compile_runtime(clang_cl: str, target: str, out: Path, gen: Path, source: st
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     assert r.returncode == 0 and not r.stdout.strip() and not r.stderr.strip(), r.stdout + r.stderr
     return obj
-
-
-@pytest.fixture(scope="module")
-def table_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The generated run-time table (one header for every machine), as a build without Meson makes it."""
-    gen = tmp_path_factory.mktemp("gen")
-    r = subprocess.run([sys.executable, "-m", "ccopt_meson.emit_runtime"], cwd=ROOT, capture_output=True, text=True,
-                       env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=120, check=True)
-    (gen / "ccopt_cpu_table.h").write_text(r.stdout)
-    return gen
 
 
 def test_runtime_msvc_branch_compiled_by_clang_cl_runs_under_wine(clang_cl: str, table_dir: Path, tmp_path: Path,

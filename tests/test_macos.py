@@ -9,9 +9,7 @@ exist from which macOS version) is not checked here: see the README's platform t
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -46,15 +44,6 @@ def test_apple_target_without_the_sdk_gets_the_warning() -> None:
     doc = detect("--cc", f"{need('clang')} --target=arm64-apple-macos11")
     [warning] = [n for n in doc["notes"] if n.startswith("warning: ")]
     assert "which every aarch64 CPU has" in warning and "macOS SDK" in warning and "-ffreestanding" in warning
-
-
-@pytest.fixture(scope="module")
-def table_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    gen = tmp_path_factory.mktemp("gen")
-    r = subprocess.run([sys.executable, "-m", "ccopt_meson.emit_runtime"], cwd=ROOT, capture_output=True, text=True,
-                       env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=120, check=True)
-    (gen / "ccopt_cpu_table.h").write_text(r.stdout)
-    return gen
 
 
 @pytest.mark.parametrize("target", list(APPLE))

@@ -33,6 +33,15 @@ def project(tmp_path: Path, name: str) -> Path:
     return dest
 
 
+def written(src: Path, files: dict[str, str]) -> Path:
+    """A project made of ``files`` (path -> text) at ``src``, with this checkout as its ccopt-meson subproject."""
+    for name, text in files.items():
+        (src / name).parent.mkdir(parents=True, exist_ok=True)
+        (src / name).write_text(text)
+    copy_repo(src / "subprojects" / "ccopt-meson")
+    return src
+
+
 class Build:
     def __init__(self, tmp_path: Path, src: Path, compiler: str = "gcc", meson: list[str] | None = None) -> None:
         self.src, self.dir = src, tmp_path / "build"
@@ -243,10 +252,7 @@ def test_empty_baseline_and_dispatch_lists_on_every_meson_release(tmp_path: Path
     """cpu-baseline=none and cpu-dispatch=none leave both lists empty: configure, build and the
     per-target test loop work on every supported Meson (before 1.4 an empty variable value is refused)."""
     src = tmp_path / "empty"
-    for name, text in EMPTY_LISTS.items():
-        (src / name).parent.mkdir(parents=True, exist_ok=True)
-        (src / name).write_text(text)
-    copy_repo(src / "subprojects" / "ccopt-meson")
+    written(src, EMPTY_LISTS)
     b = Build(tmp_path, src)
     meson_release(b, version)
     out = b.meson_cmd("setup", "-Dccopt-meson:cpu-baseline=none", "-Dccopt-meson:cpu-dispatch=none", str(b.dir))
@@ -301,10 +307,7 @@ def test_a_dispatch_change_recompiles_only_the_kernels_whose_targets_changed(tmp
     """Kernels force-include ccopt_kernel.h, which holds nothing of the dispatch list: dropping AVX512F
     from cpu-dispatch rebuilds what uses b.dispatch.c's list (main.c), never a.dispatch.c."""
     src = tmp_path / "two"
-    for name, text in TWO_LISTS.items():
-        (src / name).parent.mkdir(parents=True, exist_ok=True)
-        (src / name).write_text(text)
-    copy_repo(src / "subprojects" / "ccopt-meson")
+    written(src, TWO_LISTS)
     b = Build(tmp_path, src)
     b.meson_cmd("setup", str(b.dir))
     b.ninja()
@@ -373,10 +376,7 @@ def test_the_version_loop_exercises_every_compiled_version_this_cpu_runs(tmp_pat
     import json
 
     src = tmp_path / "coverage"
-    for name, text in COVERAGE.items():
-        (src / name).parent.mkdir(parents=True, exist_ok=True)
-        (src / name).write_text(text)
-    copy_repo(src / "subprojects" / "ccopt-meson")
+    written(src, COVERAGE)
     b = Build(tmp_path, src)
     versions = re.search(r"Message: versions: (.*)", b.meson_cmd("setup", str(b.dir)))
     assert versions and set(versions[1].split()) == COMPILED["a"] | COMPILED["b"]
@@ -531,11 +531,8 @@ def test_a_feature_added_to_the_tables_is_detected_with_no_manual_step(tmp_path:
     import json
 
     src = tmp_path / "new"
-    for name, text in NEW_PROJECT.items():
-        (src / name).parent.mkdir(parents=True, exist_ok=True)
-        (src / name).write_text(text)
+    written(src, NEW_PROJECT)
     repo = src / "subprojects" / "ccopt-meson"
-    copy_repo(repo)
     table = repo / "ccopt_meson" / "data" / "features" / "x86.json"
     raw = json.loads(table.read_text())
     raw["features"].append(NEW_FEATURE)

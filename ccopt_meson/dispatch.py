@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import os
 import re
-from typing import TYPE_CHECKING, NamedTuple
 
 from . import fsio
+from ._record import TYPE_CHECKING, NamedTuple
 from .errors import DispatchSourceError, InputError, did_you_mean, did_you_mean_token, unknown_names
 from .records import Detection
 from .tables import Table, all_feature_names

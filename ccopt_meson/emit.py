@@ -8,9 +8,9 @@ changes, so a no-change reconfigure recompiles nothing.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
 
 from . import fsio
+from ._record import TYPE_CHECKING
 from .dispatch import Target
 from .errors import InputError
 from .records import Detection

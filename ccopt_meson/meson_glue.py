@@ -25,9 +25,9 @@ from __future__ import annotations
 import os
 import re
 import sys
-from typing import TYPE_CHECKING, NamedTuple
 
 from . import cache, dispatch, emit, fsio, pipeline
+from ._record import TYPE_CHECKING, NamedTuple
 from .digest import data_digest, provenance
 from .errors import InputError
 from .records import Detection, Request

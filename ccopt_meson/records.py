@@ -10,8 +10,7 @@ the build directory.  It becomes JSON only in ``to_json`` (``--json`` output).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, NamedTuple
-
+from ._record import TYPE_CHECKING, NamedTuple
 from .tables import compiler_spec, macro_style, picks_cpu
 
 if TYPE_CHECKING:

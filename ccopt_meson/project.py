@@ -17,9 +17,9 @@ import hashlib
 import json
 import os
 import re
-from typing import TYPE_CHECKING
 
 from . import fsio
+from ._record import TYPE_CHECKING
 from .errors import InputError, TableError, did_you_mean
 from .schema import read_json, validate_schema
 from .tables import Project, data_file, families, raw_family

@@ -9,8 +9,8 @@ from __future__ import annotations
 import json
 import os
 import re
-from typing import TYPE_CHECKING
 
+from ._record import TYPE_CHECKING
 from .errors import TableError, did_you_mean
 
 if TYPE_CHECKING:

@@ -89,6 +89,30 @@ def test_three_headers_in_one_file_each_function_keeps_its_own_list(doc: Detecti
     assert got == "1 1 1"  # by name: compiled and runnable; not compiled; compiled but not runnable here
 
 
+def test_runs_and_per_target_checks(doc: Detection, tmp_path: Path, gcc: str) -> None:
+    """A library with function tables of its own asks 'does this CPU run a version of this source above the
+    baseline?' (CCOPT_DISPATCH_RUNS) and 'does it run this target?' (CCOPT_DISPATCH_CHECK), instead of
+    writing 0 CCOPT_DISPATCH_FOREACH(SRC, OR, 0) by hand."""
+    x86_host()
+    (tmp_path / "ccopt_config.h").write_text(config_header(doc))
+    (tmp_path / "ccopt_kernel.h").write_text(kernel_header(doc))
+    for name, text in {"pitch": "baseline sse41 (avx2 fma3)", "vq": "sse42"}.items():
+        header = dispatch_header(f"{name}.dispatch.c", select(parse_targets(text, name), doc))
+        (tmp_path / f"{name}.dispatch.h").write_text(header)
+    main_c = "\n".join([
+        "#include <stdio.h>", '#include "pitch.dispatch.h"', '#include "vq.dispatch.h"',
+        "int main(void) {",
+        '  printf("%d %d %d %d %d\\n", CCOPT_DISPATCH_RUNS(pitch_dispatch), CCOPT_DISPATCH_RUNS(vq_dispatch),',
+        "         CCOPT_DISPATCH_CHECK(pitch_dispatch, SSE41), CCOPT_DISPATCH_CHECK(pitch_dispatch, FMA3__AVX2),",
+        "         CCOPT_DISPATCH_CHECK(pitch_dispatch, BASELINE));",
+        "  return 0;", "}", ""])
+    got = {env: compile_and_run(tmp_path, gcc, main_c, {"CCOPT_ENABLE_CPU_FEATURES": env}).stdout.strip()
+           for env in ("SSE41", "BASELINE")}
+    assert got == {"SSE41": "1 0 1 0 1", "BASELINE": "0 0 0 0 1"}
+    with pytest.raises(subprocess.CalledProcessError):  # a target the source was not compiled for
+        compile_and_run(tmp_path, gcc, main_c.replace("(pitch_dispatch, SSE41)", "(pitch_dispatch, AVX512F)"))
+
+
 def test_a_source_whose_header_is_missing_is_a_compile_error_naming_it(doc: Detection, tmp_path: Path,
                                                                       gcc: str) -> None:
     (tmp_path / "ccopt_config.h").write_text(config_header(doc))

@@ -144,6 +144,11 @@ def test_readme_snippets_build_verbatim_in_a_fresh_project_through_the_wrap(tmp_
     assert (src / "subprojects" / "ccopt-meson" / "meson.build").is_file()  # fetched by the wrap
     log = (src / "build" / "meson-logs" / "testlog.txt").read_text()
     assert re.search(r"dot = 4950 \((\w+)\)", log)  # and every test passed: b.run checks the exit code
+    # a release build (optimization 3: $maxopt adds nothing to it), and each AVX2 version runs the FMA loop
+    commands = json.loads((src / "build" / "compile_commands.json").read_text())
+    assert all("-O3" in c["command"] for c in commands if c["file"].endswith("dot.dispatch.c"))
+    if host.machine_name() == "x86_64":
+        assert fma_versions(src / "build" / "app", "dot") == {"FMA3__AVX2": True, "X86_V4": True}
 
     # the list in the source (@targets) instead of meson.build, the file itself passed to targets
     kernel = src / "dot.dispatch.c"
@@ -154,5 +159,13 @@ def test_readme_snippets_build_verbatim_in_a_fresh_project_through_the_wrap(tmp_
     build_file.write_text(call.sub(lambda _: snippet("kernel/targets-files"), build_file.read_text()))
     out = b.run(*b.meson, "test", "-C", "build")
     versions = set(re.findall(r"app on (\w+)", out))
-    expected = {"x86_64": {"BASELINE", "AVX2", "X86_V3"}, "aarch64": {"BASELINE"}}.get(host.machine_name())
+    expected = {"x86_64": {"BASELINE", "FMA3__AVX2", "X86_V4"}, "aarch64": {"BASELINE"}}.get(host.machine_name())
     assert expected is None or versions == expected, versions
+
+
+def fma_versions(binary: Path, name: str) -> dict[str, bool]:
+    """Each AVX2-or-higher version of ``name`` in the binary: whether its code has an FMA instruction."""
+    text = subprocess.run([need("objdump"), "-d", "--no-show-raw-insn", str(binary)], capture_output=True,
+                          text=True, check=True).stdout
+    bodies = re.findall(rf"^[0-9a-f]+ <{name}_(\w+)>:\n(.*?)(?:\n\n|\Z)", text, re.S | re.M)
+    return {target: "vfmadd" in body for target, body in bodies if re.search(r"AVX2|X86_V[34]|AVX512", target)}

@@ -26,9 +26,9 @@ from __future__ import annotations
 import json
 import os
 import sys
-from typing import TYPE_CHECKING, NamedTuple
 
 from . import fsio, schema
+from ._record import TYPE_CHECKING, NamedTuple
 from .errors import CacheError, InputError, TableError
 from .records import Macros, Outcome, Probed, Request
 

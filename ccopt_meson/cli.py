@@ -11,9 +11,9 @@ import _signal  # type: ignore[import-not-found]  # the C module: `signal` build
 import io
 import os
 import sys
-from typing import TYPE_CHECKING
 
 from . import cache, fsio, pipeline, project
+from ._record import TYPE_CHECKING
 from .errors import CcoptError, InputError, did_you_mean
 from .records import DEFAULT_BASELINE, DEFAULT_DISPATCH, Detection, Macros, Request
 from .version import __version__

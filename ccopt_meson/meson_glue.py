@@ -25,9 +25,9 @@ from __future__ import annotations
 import os
 import re
 import sys
-from typing import TYPE_CHECKING, NamedTuple
 
 from . import cache, dispatch, emit, fsio, pipeline, schema
+from ._record import TYPE_CHECKING, NamedTuple
 from .digest import data_digest, provenance
 from .errors import InputError, TableError
 from .records import Detection, Request
@@ -159,6 +159,8 @@ def _configure_lines(det: Detection, path: str) -> list[str]:
         ("cache_hit", "true" if det.cache_hit else "false"),
         ("probes", str(det.probes)),
         ("feature_file", check_field(os.path.realpath(path), "build directory", spaces=True)),
+        # NAME:STATE for every feature of the machine (Detection.state): the subproject's feature_states
+        ("feature_states", " ".join(f"{n}:{det.state(n)}" for n in (det.table.features if det.table else ()))),
     ]
     warning = next((n for n in det.notes if n.startswith("warning: ")), None)  # pipeline.guaranteed_failure's
     if warning:  # meson.build shows it with warning(), and the other notes with message()
@@ -334,7 +336,7 @@ def _force_include(det: Detection) -> list[str]:
 
 def targets(opts: TargetsOptions) -> int:
     """``LIBRARY<TAB>args<TAB>sources<TAB>TARGET`` lines, one per distinct set of compile args; writes each
-    ``<source>.h``.
+    ``<source>.h`` (none for a source whose list has ``$noheader``).
 
     One process for all sources of a project (every helper start costs a Python start-up on
     every configure), and one static library per target rather than per source and target:
@@ -345,7 +347,7 @@ def targets(opts: TargetsOptions) -> int:
     kernels = [kernel(arg, opts.project) for arg in opts.sources]
     for k in kernels:
         _check_language(k.source, opts.lang)
-    headers = [emit.header_name(k.source) for k in kernels]
+    headers = [emit.header_name(k.source) for k in kernels if "NOHEADER" not in k.statement.policies]
     clash = next((h for h in headers if headers.count(h) > 1), None)
     if clash:  # both would write the same <source>.h into one build directory
         raise InputError(f"two dispatch sources would share the generated header {clash}; "
@@ -353,12 +355,14 @@ def targets(opts: TargetsOptions) -> int:
     check_field(opts.prefix, "--prefix")
     _check_one_call_per_prefix(out_dir, opts.prefix, [k.source for k in kernels])
     # every header path is checked before any is written
-    plan = [(k, _header_path(k.source, out_dir), dispatch.select(k.statement, det)) for k in kernels]
+    plan = [(k, None if "NOHEADER" in k.statement.policies else _header_path(k.source, out_dir),
+             dispatch.select(k.statement, det)) for k in kernels]
     for k, _, chosen in plan:
         _check_something_is_built(k, chosen, det)
     groups: dict[str, tuple[list[str], list[str], str, int]] = {}  # library -> (args, sources, target, rank)
     for k, header, chosen in plan:
-        emit.write_if_changed(header, emit.source_header(det, k.source, chosen, k.origin))
+        if header is not None:
+            emit.write_if_changed(header, emit.source_header(det, k.source, chosen, k.origin))
         for t in chosen:
             rank = det.table.rank(t.members) if det.table is not None and t.members else 0
             args, sources, _, _ = groups.setdefault(_library(opts.prefix, t, k.statement.policies),

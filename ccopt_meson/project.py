@@ -16,9 +16,9 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-from typing import TYPE_CHECKING
 
 from . import fsio, schema
+from ._record import TYPE_CHECKING
 from .errors import InputError, TableError, did_you_mean
 from .tables import Project, families, raw_family
 from .tokens import RESERVED

@@ -13,9 +13,9 @@ import functools
 import json
 import os
 import re
-from typing import TYPE_CHECKING, NamedTuple
 
 from . import fsio
+from ._record import TYPE_CHECKING, NamedTuple
 from .errors import InputError, TableError, did_you_mean
 
 if TYPE_CHECKING:

@@ -151,6 +151,19 @@ def test_readme_snippets_build_verbatim_in_a_fresh_project_through_the_wrap(tmp_
     b.ninja()
     out = b.meson_cmd("test", "-C", str(b.dir), "-v")
     assert re.search(r"dot = 4950 \((\w+)\)", out)  # and every test passed: b.run checks the exit code
+    # a release build (optimization 3: $maxopt adds nothing to it), and each AVX2 version runs the FMA loop
+    commands = json.loads((b.dir / "compile_commands.json").read_text())
+    assert all("-O3" in c["command"] for c in commands if c["file"].endswith("dot.dispatch.c"))
+    if host.machine_name() == "x86_64":
+        assert fma_versions(b.dir / "app", "dot") == {"FMA3__AVX2": True, "X86_V4": True}
+
+
+def fma_versions(binary: Path, name: str) -> dict[str, bool]:
+    """Each AVX2-or-higher version of ``name`` in the binary: whether its code has an FMA instruction."""
+    text = subprocess.run([need("objdump"), "-d", "--no-show-raw-insn", str(binary)], capture_output=True,
+                          text=True, check=True).stdout
+    bodies = re.findall(rf"^[0-9a-f]+ <{name}_(\w+)>:\n(.*?)(?:\n\n|\Z)", text, re.S | re.M)
+    return {target: "vfmadd" in body for target, body in bodies if re.search(r"AVX2|X86_V[34]|AVX512", target)}
 
 
 def test_readme_test_command_is_separate_from_contributor_ci() -> None:

@@ -198,6 +198,24 @@ def test_a_generated_header_never_shadows_the_projects_own(tmp_path: Path, featu
     assert targets(feature_file, src / "blake3.c", out=out).returncode == 0
 
 
+def test_a_noheader_source_is_compiled_for_its_target_and_gets_no_header(tmp_path: Path,
+                                                                        feature_file: Path) -> None:
+    """A project's own per-ISA file (x86/pitch_sse.c beside x86/pitch_sse.h, called through the project's
+    own tables) is compiled with its target's flags and defines, under its own name, and no header is written
+    anywhere: nothing can shadow the project's pitch_sse.h, whatever the include path's order."""
+    src, out = tmp_path / "x86", tmp_path / "out"
+    src.mkdir()
+    out.mkdir()
+    (src / "pitch_sse.c").write_text("int pitch_sse(void) { return 1; }\n")
+    (src / "pitch_sse.h").write_text("/* the library's own header */\n")
+    r = targets(feature_file, f"{src / 'pitch_sse.c'}: $noheader sse41", f"{src / 'vq.c'}: $noheader avx2", out=out)
+    assert r.returncode == 0, r.stderr
+    lines = [line.split("\t") for line in r.stdout.splitlines()]
+    assert [(t[2].rsplit("/", 1)[-1], t[3]) for t in lines] == [("pitch_sse.c", "SSE41"), ("vq.c", "AVX2")]
+    assert "-msse4.1" in lines[0][1].split() and "-DCCOPT_HAVE_SSE41=1" in lines[0][1].split()
+    assert sorted(p.name for p in out.iterdir() if p.suffix == ".h") == []
+
+
 @pytest.mark.parametrize("lang,source,words", [
     ("c", "k.dispatch.cpp", "is C++, but was passed to ccopt's C 'targets'; pass it to "
                             "ccopt.get_variable('targets_cpp'), build its libraries with cpp_args:"),

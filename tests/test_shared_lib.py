@@ -1,6 +1,7 @@
 """ccopt inside a shared library (tests/projects/shared_lib): the library exports nothing of ccopt, two
 libraries with different run-time tables in one process each get their own answers, and the host's
-8 KiB alternate signal stack still works."""
+8 KiB alternate signal stack still works.  The library also compiles a file of its own layout for one
+target ('$noheader', chosen with the subproject's feature_states) and checks the CPU itself."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
+
+from ccopt_meson import host as ccopt_host
 
 from .conftest import need
 from .test_meson import Build, project
@@ -50,3 +53,6 @@ def test_two_libraries_with_their_own_tables_in_one_host(tmp_path: Path) -> None
     count_one, count_two = (int(lines[k].split()[1].split("=")[1]) for k in ("one", "two"))
     assert count_one == count_two + 1 and "adx=1" in lines["one"] and "adx=0" in lines["two"]
     assert lines["sigaltstack"] == "ok"
+    if ccopt_host.machine_name() == "x86_64":  # the library's own SSE4.1 file: compiled, no header generated for it
+        assert "sse41file=1" in lines["one"] and "runs=1" in lines["one"]
+        assert not list(one.rglob("sum_sse41.h"))

@@ -58,7 +58,7 @@ def _compiler_options(p: _Adder) -> None:
 
 def _features_file_option(p: _Adder) -> None:
     p.add_argument("--features-file", metavar="FILE",
-                   help="a project's own features and target groups (JSON; see README 'Project features')")
+                   help="a project's own features and target groups (JSON; see docs/how-to/project-features.md)")
 
 
 def _split(text: str, what: str) -> list[str]:

@@ -26,10 +26,10 @@ import os
 import re
 import sys
 
-from . import cache, dispatch, emit, fsio, pipeline
+from . import cache, dispatch, emit, fsio, pipeline, schema
 from ._record import TYPE_CHECKING, NamedTuple
 from .digest import data_digest, provenance
-from .errors import InputError
+from .errors import InputError, TableError
 from .records import Detection, Request
 from .tables import macro_style
 from .tokens import show
@@ -52,6 +52,7 @@ RUNTIME_TABLE = "ccopt_cpu_table.h"  # emit_runtime.HEADER_NAME, named here so a
 FORCE_INCLUDED = ("ccopt_kernel.h", "ccopt_dispatch.h")
 RESERVED_HEADERS = frozenset({*FORCE_INCLUDED, "ccopt_config.h", "ccopt_cpu.h", RUNTIME_TABLE})
 _UNSAFE = re.compile(r"[\x00-\x1f\x7f]")
+CALL_RECORD_BYTES = 1 << 20  # the targets call record: a few hundred bytes per source
 
 
 class ConfigureOptions(NamedTuple):
@@ -276,21 +277,25 @@ def _check_one_call_per_prefix(out_dir: StrPath, prefix: str, sources: list[str]
     import json
 
     run = _meson_run()
-    if run is None:
+    if run is None or not sources:
         return
     path = os.path.join(out_dir, f"ccopt-targets-{prefix}.json")
-    try:
-        with open(path, encoding="utf-8") as fh:
-            last = json.load(fh)
-    except (OSError, ValueError):
+    try:  # a record that is missing, not a regular file, too big or not ours is no earlier call
+        last = schema.read_document(path, CALL_RECORD_BYTES, "targets call record", "cache.schema.json",
+                                    "targets_call").value
+    except (OSError, InputError, TableError):
         last = None
-    if isinstance(last, dict) and last.get("meson") == run and last.get("sources") != sources:
-        first = last.get("sources") or ["?"]
+    if last is not None and last["meson"] == run and last["sources"] != sources:
+        first = last["sources"]
         raise InputError(f"a second 'targets' call in {fsio.show_path(out_dir)} ('{sources[0]}' after "
                          f"'{first[0]}') with prefix '{prefix}' would make libraries of the same names; pass "
                          "'--prefix', 'NAME' to one of the calls (libraries are named PREFIX_TARGET)")
+    record = {"generator": fsio.MARK, "key": "ccopt-targets-call-v1", "meson": run, "sources": sources}
+    try:
+        schema.check(record, "cache.schema.json", "targets_call")  # never a record its own reader refuses
+    except TableError:
+        return
     if fsio.generated_by_us(path):  # never a file of someone else's under that name
-        record = {"generator": fsio.MARK, "key": "ccopt-targets-call-v1", "meson": run, "sources": sources}
         fsio.atomic_write(path, json.dumps(record) + "\n")
 
 

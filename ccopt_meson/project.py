@@ -14,15 +14,13 @@ and its probes are untrusted input, read like dispatch sources: regular files on
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import re
 
-from . import fsio
+from . import fsio, schema
 from ._record import TYPE_CHECKING
 from .errors import InputError, TableError, did_you_mean
-from .schema import read_json, validate_schema
-from .tables import Project, data_file, families, raw_family
+from .tables import Project, families, raw_family
 from .tokens import RESERVED
 
 if TYPE_CHECKING:
@@ -31,7 +29,6 @@ if TYPE_CHECKING:
 __all__ = ["load", "MAX_BYTES"]
 
 MAX_BYTES = 1 << 20  # a features file or one of its probes; numpy's whole meson_cpu/ is ~40 KiB
-_KEYS = ("comment", "features", "override", "max", "groups", "dispatch_implied")
 
 
 def _error(path: str, message: str) -> InputError:
@@ -45,37 +42,29 @@ def _read(path: str, what: str) -> bytes:
         raise InputError(f"{what} '{fsio.show_path(path)}' does not exist") from exc
 
 
+def _document(given: str, shown: str) -> schema.Document:
+    """The file read and checked against its schema (``data/schema.json``, definition ``project``)."""
+    try:
+        return schema.read_document(given, MAX_BYTES, "features file", "schema.json", "project")
+    except (FileNotFoundError, NotADirectoryError) as exc:
+        raise InputError(f"features file '{fsio.show_path(given)}' does not exist") from exc
+    except TableError as exc:
+        raise _error(shown, str(exc)) from exc
+
+
 def load(path: str | os.PathLike[str] | None) -> Project | None:
     """The project features of the file at ``path`` (None: built-in tables only)."""
     if not path:
         return None
     given = os.path.abspath(path)
     shown = os.fspath(path)
-    text = _read(given, "features file")
-    try:
-        doc = json.loads(text)
-    except (ValueError, RecursionError) as exc:
-        raise _error(shown, f"not valid JSON: {exc}") from exc
-    if not isinstance(doc, dict) or set(doc) - set(_KEYS):
-        extra = sorted(set(doc) - set(_KEYS)) if isinstance(doc, dict) else []
-        raise _error(shown, "expected an object with 'features', 'override', 'max', 'groups' and/or 'dispatch_implied'"
-                     + (f"; unknown key '{extra[0]}'{did_you_mean(extra[0], [k.upper() for k in _KEYS]).lower()}"
-                        if extra else ""))
-    implied = doc.get("dispatch_implied", False)
-    if not isinstance(implied, bool):
-        raise _error(shown, f"'dispatch_implied' must be true or false, not {json.dumps(implied)}")
+    text, doc = _document(given, shown)
     h = hashlib.sha256(text)
-    schema = read_json(data_file("schema.json"))
     base = os.path.dirname(given)
     features: dict[str, tuple[Mapping[str, Any], ...]] = {}
-    for fam, records in (doc.get("features") or {}).items():
-        if fam not in families():
-            hint = did_you_mean(fam, [f.upper() for f in families()]).lower()
-            raise _error(shown, f"unknown family '{fam}'{hint}; known: {', '.join(families())}")
-        if not isinstance(records, list):
-            raise _error(shown, f"features.{fam} must be a list of features")
-        features[fam] = tuple(_feature(shown, base, fam, r, schema, h, i) for i, r in enumerate(records))
-    overrides = {fam: _overrides(shown, fam, entries, features.get(fam, ()), schema)
+    for fam, rows in _per_family(shown, doc, "features").items():
+        features[fam] = tuple(_feature(shown, base, fam, r, h) for r in rows)
+    overrides = {fam: _overrides(shown, fam, entries, features.get(fam, ()))
                  for fam, entries in _per_family(shown, doc, "override").items()}
     for fam, records in features.items():
         _check_graph(shown, fam, records)
@@ -83,39 +72,34 @@ def load(path: str | os.PathLike[str] | None) -> Project | None:
     limits = {fam: _max(shown, fam, names, features.get(fam, ()))
               for fam, names in _per_family(shown, doc, "max").items()}
     groups: dict[str, tuple[tuple[str, ...], ...]] = {}
-    for name, items in (doc.get("groups") or {}).items():
+    for name, items in doc.get("groups", {}).items():
         if name.upper() in groups:  # '#name' is case-insensitive like every other name
             other = next(g for g in doc["groups"] if g.upper() == name.upper())
             raise _error(shown, f"groups '{other}' and '{name}' differ only in case, and '#name' ignores case; "
                          "rename one")
         groups[name.upper()] = _group(shown, name, items, known)
     return Project(path=os.path.realpath(given), given=given, digest=h.hexdigest(), features=features, groups=groups,
-                   overrides=overrides, max=limits, dispatch_implied=implied)
+                   overrides=overrides, max=limits, dispatch_implied=doc.get("dispatch_implied", False))
 
 
 def _per_family(shown: str, doc: Mapping[str, Any], key: str) -> dict[str, list[Any]]:
-    """``doc[key]``: an object of lists keyed by a family name."""
-    section = doc.get(key, {})
-    if not isinstance(section, dict):
-        raise _error(shown, f"'{key}' must be an object keyed by family ({', '.join(families())})")
-    for fam, items in section.items():
+    """``doc[key]`` (an object of lists, as the schema says), its keys checked against the families."""
+    section: dict[str, list[Any]] = doc.get(key, {})
+    for fam in section:
         if fam not in families():
             hint = did_you_mean(fam, [f.upper() for f in families()]).lower()
             raise _error(shown, f"{key}: unknown family '{fam}'{hint}; known: {', '.join(families())}")
-        if not isinstance(items, list):
-            raise _error(shown, f"{key}.{fam} must be a list")
-    return dict(section)
+    return section
 
 
-def _overrides(shown: str, fam: str, entries: list[Any], own: tuple[Mapping[str, Any], ...],
-               schema: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
+def _overrides(shown: str, fam: str, entries: list[Any],
+               own: tuple[Mapping[str, Any], ...]) -> dict[str, Mapping[str, Any]]:
     """A redefinition of built-in features: checked like a table row, against this family's names."""
     builtin = {f["name"]: f for f in raw_family(fam)["features"]}
     out: dict[str, Mapping[str, Any]] = {}
     interest = {f["name"]: f["interest"] for f in [*builtin.values(), *own]}
     known = {*interest, *(e["name"] for e in raw_family(fam)["extra_checks"])}
-    for i, raw in enumerate(entries):
-        _validated(raw, schema, "feature_override", f"{os.path.basename(shown)}: override.{fam}[{i}]")
+    for raw in entries:
         name = raw["name"]
         if name not in builtin:
             raise _error(shown, f"override.{fam}: '{name}' is not a built-in feature of {fam}"
@@ -135,27 +119,18 @@ def _overrides(shown: str, fam: str, entries: list[Any], own: tuple[Mapping[str,
     return out
 
 
-def _validated(raw: Any, schema: Mapping[str, Any], definition: str, where: str) -> None:
-    """``raw`` checked against one definition of the tables' schema; an InputError naming ``where``."""
-    try:
-        validate_schema(raw, schema["definitions"][definition], schema["definitions"], where)
-    except TableError as exc:
-        raise InputError(str(exc)) from exc
-
-
 def _max(shown: str, fam: str, names: list[Any], own: tuple[Mapping[str, Any], ...]) -> tuple[str, ...]:
     """The only names 'max' selects in ``fam`` (a project whose run-time knows only those)."""
     known = {*(f["name"] for f in raw_family(fam)["features"]), *(f["name"] for f in own)}
     out: list[str] = []
     for n in names:
-        if not isinstance(n, str) or n.upper() not in known:
-            raise _error(shown, f"max.{fam}: unknown feature {n!r}{did_you_mean(str(n).upper(), known)}")
+        if n.upper() not in known:
+            raise _error(shown, f"max.{fam}: unknown feature {n!r}{did_you_mean(n, known)}")
         out.append(n.upper())
     return tuple(dict.fromkeys(out))
 
 
-def _feature(shown: str, base: str, fam: str, raw: Any, schema: Mapping[str, Any], h: Any, i: int) -> dict[str, Any]:
-    _validated(raw, schema, "feature", f"{os.path.basename(shown)}: features.{fam}[{i}]")
+def _feature(shown: str, base: str, fam: str, raw: Mapping[str, Any], h: Any) -> dict[str, Any]:
     name = raw["name"]
     if name in RESERVED:
         raise _error(shown, f"'{name}' is a keyword of cpu-baseline/cpu-dispatch or @targets, not a feature name; "
@@ -186,14 +161,10 @@ def _check_graph(shown: str, fam: str, records: tuple[Mapping[str, Any], ...]) -
                 raise _error(shown, f"{r['name']} implies {dep}: its interest must be above {dep}'s ({interest[dep]})")
 
 
-def _group(shown: str, name: str, items: Any, known: set[str]) -> tuple[tuple[str, ...], ...]:
-    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name) or not isinstance(items, list) or not items:
-        raise _error(shown, f"group '{name}' must be a name holding a non-empty list of targets")
+def _group(shown: str, name: str, items: list[Any], known: set[str]) -> tuple[tuple[str, ...], ...]:
     out: list[tuple[str, ...]] = []
     for item in items:
         members = [item] if isinstance(item, str) else item
-        if not isinstance(members, list) or not members or not all(isinstance(m, str) for m in members):
-            raise _error(shown, f"group '{name}': a target is a name or a list of names, got {item!r}")
         for m in members:
             if m.upper() not in known:
                 raise _error(shown, f"group '{name}': unknown feature '{m}'{did_you_mean(m, known)}")

@@ -575,7 +575,7 @@ def test_runtime_table_generator_refuses_bad_data() -> None:
         er._MachineData("x86_64").add_feature("AVX2", {"win_pf": 0}, [], False)
 
 
-# --- untrusted input, bounds and processes (docs/robustness.md section 9)
+# --- untrusted input, bounds and processes (docs/explanation/robustness.md section 9)
 ENV_WARNINGS = ("-std=c99", "-Wall", "-Wextra", "-pedantic", "-Werror", "-O1")
 
 

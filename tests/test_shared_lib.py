@@ -17,7 +17,7 @@ from ccopt_meson import host as ccopt_host
 from .conftest import ROOT, need
 from .test_meson import Build, project
 
-README = ROOT / "README.md"
+GUIDE = ROOT / "docs" / "how-to" / "library-maintainers.md"
 
 
 def _build_lib(tmp_path: Path, name: str, *options: str) -> Path:
@@ -71,12 +71,12 @@ def _predefined(cc: str) -> set[str]:
 def test_detect_is_the_compilers_own_floor_and_the_library_baseline(cc: str, tmp_path: Path) -> None:
     """The baseline a library wants neither raises the platform's floor (min adds SSE3 on x86_64) nor lowers
     it (none makes NEON a run-time level on aarch64): detect is exactly what the compiler targets without
-    flags, and the README's section for library maintainers says to pick it."""
+    flags, and the library maintainers' guide says to pick it."""
     path = need(cc)
     doc = detect(Request(command=(path,), baseline="detect", dispatch="none"), build_dir=tmp_path)
     assert doc.table is not None
     macros = _predefined(path)
     floor = [n for n, f in doc.table.features.items() if not f.disabled and f.macros and set(f.macros) <= macros]
     assert sorted(doc.baseline) == sorted(floor) and doc.baseline
-    section = README.read_text().split("### For library maintainers", 1)[1].split("\n### ", 1)[0]
+    section = GUIDE.read_text().split("## The baseline to pick", 1)[1].split("\n## ", 1)[0]
     assert "cpu-baseline=detect" in section and "what the compiler targets" in section

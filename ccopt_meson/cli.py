@@ -11,9 +11,9 @@ import _signal  # type: ignore[import-not-found]  # the C module: `signal` build
 import io
 import os
 import sys
-from typing import TYPE_CHECKING
 
 from . import cache, fsio, pipeline, project
+from ._record import TYPE_CHECKING
 from .errors import CcoptError, InputError, did_you_mean
 from .records import BASELINE_DETECT, DEFAULT_BASELINE, DEFAULT_DISPATCH, Detection, Macros, Request
 from .version import __version__
@@ -60,7 +60,7 @@ def _compiler_options(p: _Adder) -> None:
 
 def _features_file_option(p: _Adder) -> None:
     p.add_argument("--features-file", metavar="FILE",
-                   help="a project's own features and target groups (JSON; see README 'Project features')")
+                   help="a project's own features and target groups (JSON; see docs/how-to/project-features.md)")
 
 
 def _split(text: str, what: str) -> list[str]:

@@ -9,8 +9,8 @@ macros, never from the Python running this helper, so cross compilers work.
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, NamedTuple
 
+from ._record import TYPE_CHECKING, NamedTuple
 from .tables import Machine, compiler_spec, compilers_data, machines, reference_compiler
 
 if TYPE_CHECKING:

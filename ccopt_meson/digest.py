@@ -5,8 +5,8 @@ from __future__ import annotations
 import functools
 import hashlib
 import os
-from typing import TYPE_CHECKING
 
+from ._record import TYPE_CHECKING
 from .tables import data_file
 
 if TYPE_CHECKING:

@@ -8,9 +8,9 @@ changes, so a no-change reconfigure recompiles nothing.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
 
 from . import fsio
+from ._record import TYPE_CHECKING
 from .dispatch import Target
 from .errors import InputError
 from .records import Detection
@@ -112,6 +112,8 @@ def dispatch_header(source: str, targets: Sequence[Target], origin: str = "the @
              f"#ifndef {pre}", f"#define {pre} 1", '#include "ccopt_dispatch.h"', "",
              f'#define {pre}_TARGETS "{" ".join(t.name for t in targets)}"']
     lines += [f"#define CCOPT_DISPATCH_HAS_{sid}_{t.name} 1" for t in targets]
+    lines += [f"#define {pre}_CHECK_{name}(CHK) ({c})" for c, name in checks]
+    lines += [f"#define {pre}_CHECK_BASELINE(CHK) 1"] if has_base else []
     lines += _xmacro(f"#define {pre}_CALL(CHK, CB, ...)", "{item}", [
         f"CCOPT__EXPAND(CB(({c}), {name}, __VA_ARGS__))" for c, name in checks])
     if has_base:

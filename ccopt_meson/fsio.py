@@ -13,8 +13,8 @@ import errno
 import itertools
 import os
 import stat
-from typing import TYPE_CHECKING
 
+from ._record import TYPE_CHECKING
 from .errors import CacheError, InputError
 from .version import MARK
 

@@ -25,11 +25,11 @@ from __future__ import annotations
 import os
 import re
 import sys
-from typing import TYPE_CHECKING, NamedTuple
 
-from . import cache, dispatch, emit, fsio, pipeline
+from . import cache, dispatch, emit, fsio, pipeline, schema
+from ._record import TYPE_CHECKING, NamedTuple
 from .digest import data_digest, provenance
-from .errors import InputError
+from .errors import InputError, TableError
 from .records import Detection, Request
 from .tables import macro_style
 from .tokens import show
@@ -52,6 +52,7 @@ RUNTIME_TABLE = "ccopt_cpu_table.h"  # emit_runtime.HEADER_NAME, named here so a
 FORCE_INCLUDED = ("ccopt_kernel.h", "ccopt_dispatch.h")
 RESERVED_HEADERS = frozenset({*FORCE_INCLUDED, "ccopt_config.h", "ccopt_cpu.h", RUNTIME_TABLE})
 _UNSAFE = re.compile(r"[\x00-\x1f\x7f]")
+CALL_RECORD_BYTES = 1 << 20  # the targets call record: a few hundred bytes per source
 
 
 class ConfigureOptions(NamedTuple):
@@ -158,6 +159,8 @@ def _configure_lines(det: Detection, path: str) -> list[str]:
         ("cache_hit", "true" if det.cache_hit else "false"),
         ("probes", str(det.probes)),
         ("feature_file", check_field(os.path.realpath(path), "build directory", spaces=True)),
+        # NAME:STATE for every feature of the machine (Detection.state): the subproject's feature_states
+        ("feature_states", " ".join(f"{n}:{det.state(n)}" for n in (det.table.features if det.table else ()))),
     ]
     # pipeline.guaranteed_failure's, a retired name's: one line, which meson.build shows with warning()
     warning = "; ".join(n.removeprefix("warning: ") for n in det.notes if n.startswith("warning: "))
@@ -275,21 +278,25 @@ def _check_one_call_per_prefix(out_dir: StrPath, prefix: str, sources: list[str]
     import json
 
     run = _meson_run()
-    if run is None:
+    if run is None or not sources:
         return
     path = os.path.join(out_dir, f"ccopt-targets-{prefix}.json")
-    try:
-        with open(path, encoding="utf-8") as fh:
-            last = json.load(fh)
-    except (OSError, ValueError):
+    try:  # a record that is missing, not a regular file, too big or not ours is no earlier call
+        last = schema.read_document(path, CALL_RECORD_BYTES, "targets call record", "cache.schema.json",
+                                    "targets_call").value
+    except (OSError, InputError, TableError):
         last = None
-    if isinstance(last, dict) and last.get("meson") == run and last.get("sources") != sources:
-        first = last.get("sources") or ["?"]
+    if last is not None and last["meson"] == run and last["sources"] != sources:
+        first = last["sources"]
         raise InputError(f"a second 'targets' call in {fsio.show_path(out_dir)} ('{sources[0]}' after "
                          f"'{first[0]}') with prefix '{prefix}' would make libraries of the same names; pass "
                          "'--prefix', 'NAME' to one of the calls (libraries are named PREFIX_TARGET)")
+    record = {"generator": fsio.MARK, "key": "ccopt-targets-call-v1", "meson": run, "sources": sources}
+    try:
+        schema.check(record, "cache.schema.json", "targets_call")  # never a record its own reader refuses
+    except TableError:
+        return
     if fsio.generated_by_us(path):  # never a file of someone else's under that name
-        record = {"generator": fsio.MARK, "key": "ccopt-targets-call-v1", "meson": run, "sources": sources}
         fsio.atomic_write(path, json.dumps(record) + "\n")
 
 
@@ -330,7 +337,7 @@ def _force_include(det: Detection) -> list[str]:
 
 def targets(opts: TargetsOptions) -> int:
     """``LIBRARY<TAB>args<TAB>sources<TAB>TARGET`` lines, one per distinct set of compile args; writes each
-    ``<source>.h``.
+    ``<source>.h`` (none for a source whose list has ``$noheader``).
 
     One process for all sources of a project (every helper start costs a Python start-up on
     every configure), and one static library per target rather than per source and target:
@@ -341,7 +348,7 @@ def targets(opts: TargetsOptions) -> int:
     kernels = [kernel(arg, opts.project) for arg in opts.sources]
     for k in kernels:
         _check_language(k.source, opts.lang)
-    headers = [emit.header_name(k.source) for k in kernels]
+    headers = [emit.header_name(k.source) for k in kernels if "NOHEADER" not in k.statement.policies]
     clash = next((h for h in headers if headers.count(h) > 1), None)
     if clash:  # both would write the same <source>.h into one build directory
         raise InputError(f"two dispatch sources would share the generated header {clash}; "
@@ -349,12 +356,14 @@ def targets(opts: TargetsOptions) -> int:
     check_field(opts.prefix, "--prefix")
     _check_one_call_per_prefix(out_dir, opts.prefix, [k.source for k in kernels])
     # every header path is checked before any is written
-    plan = [(k, _header_path(k.source, out_dir), dispatch.select(k.statement, det)) for k in kernels]
+    plan = [(k, None if "NOHEADER" in k.statement.policies else _header_path(k.source, out_dir),
+             dispatch.select(k.statement, det)) for k in kernels]
     for k, _, chosen in plan:
         _check_something_is_built(k, chosen, det)
     groups: dict[str, tuple[list[str], list[str], str, int]] = {}  # library -> (args, sources, target, rank)
     for k, header, chosen in plan:
-        emit.write_if_changed(header, emit.source_header(det, k.source, chosen, k.origin))
+        if header is not None:
+            emit.write_if_changed(header, emit.source_header(det, k.source, chosen, k.origin))
         for t in chosen:
             rank = det.table.rank(t.members) if det.table is not None and t.members else 0
             args, sources, _, _ = groups.setdefault(_library(opts.prefix, t, k.statement.policies),

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import os
 import re
-from typing import TYPE_CHECKING
 
 from . import cache, fsio
+from ._record import TYPE_CHECKING
 from .errors import CcoptError, CompilerError, InputError
 from .records import (
     BASELINE_DETECT,

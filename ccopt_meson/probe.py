@@ -42,8 +42,8 @@ import tempfile
 import threading
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
 
+from ._record import TYPE_CHECKING, NamedTuple
 from .compiler import macro_satisfied, parse_macro_dump
 from .errors import CompilerError, InputError
 from .records import Outcome

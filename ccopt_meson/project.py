@@ -6,6 +6,8 @@ file; ``override`` redefines built-in rows (each field given replaces the table'
 style); ``max`` lists, per family, the only names ``max`` selects; ``groups`` are usable as
 ``#name`` in ``@targets``; ``dispatch_implied: true`` closes what ``cpu-dispatch`` selects under
 implication, as numpy 2's option parser does (``avx2`` also dispatches FMA3, F16C, AVX, ...).
+``feature_set`` states instead the project's whole set of names per family (rows starting from
+built-in ones with ``like``, its own ``min``), with ``retired`` names, ``minus`` and ``keep_covered``.
 ``load`` turns it into a
 ``tables.Project`` that a ``Request`` carries; nothing here is process-wide state.  The file
 and its probes are untrusted input, read like dispatch sources: regular files only, bounded.
@@ -14,14 +16,12 @@ and its probes are untrusted input, read like dispatch sources: regular files on
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import re
-from typing import TYPE_CHECKING
 
-from . import fsio
+from . import fsio, schema
+from ._record import TYPE_CHECKING
 from .errors import InputError, TableError, did_you_mean
-from .schema import read_json, validate_schema
 from .tables import Project, data_file, families, raw_family
 from .tokens import RESERVED
 
@@ -31,9 +31,6 @@ if TYPE_CHECKING:
 __all__ = ["load", "MAX_BYTES"]
 
 MAX_BYTES = 1 << 20  # a features file or one of its probes; numpy's whole meson_cpu/ is ~40 KiB
-_KEYS = ("comment", "features", "override", "max", "groups", "dispatch_implied", "feature_set", "retired", "minus",
-         "keep_covered")
-_MINUS = ("successors", "feature")
 
 
 def _error(path: str, message: str) -> InputError:
@@ -47,44 +44,33 @@ def _read(path: str, what: str) -> bytes:
         raise InputError(f"{what} '{fsio.show_path(path)}' does not exist") from exc
 
 
+def _document(given: str, shown: str) -> schema.Document:
+    """The file read and checked against its schema (``data/schema.json``, definition ``project``)."""
+    try:
+        return schema.read_document(given, MAX_BYTES, "features file", "schema.json", "project")
+    except (FileNotFoundError, NotADirectoryError) as exc:
+        raise InputError(f"features file '{fsio.show_path(given)}' does not exist") from exc
+    except TableError as exc:
+        raise _error(shown, str(exc)) from exc
+
+
 def load(path: str | os.PathLike[str] | None) -> Project | None:
     """The project features of the file at ``path`` (None: built-in tables only)."""
     if not path:
         return None
     given = os.path.abspath(path)
     shown = os.fspath(path)
-    text = _read(given, "features file")
-    try:
-        doc = json.loads(text)
-    except (ValueError, RecursionError) as exc:
-        raise _error(shown, f"not valid JSON: {exc}") from exc
-    if not isinstance(doc, dict) or set(doc) - set(_KEYS):
-        extra = sorted(set(doc) - set(_KEYS)) if isinstance(doc, dict) else []
-        raise _error(shown, "expected an object with 'features', 'override', 'max', 'groups' and/or 'dispatch_implied'"
-                     + (f"; unknown key '{extra[0]}'{did_you_mean(extra[0], [k.upper() for k in _KEYS]).lower()}"
-                        if extra else ""))
-    implied = doc.get("dispatch_implied", False)
-    for key in ("dispatch_implied", "keep_covered"):
-        if not isinstance(doc.get(key, False), bool):
-            raise _error(shown, f"'{key}' must be true or false, not {json.dumps(doc[key])[:40]}")
-    if doc.get("minus", "successors") not in _MINUS:
-        raise _error(shown, f"'minus' must be one of {', '.join(_MINUS)}, not {json.dumps(doc['minus'])[:40]}")
+    text, doc = _document(given, shown)
     h = hashlib.sha256(text)
-    schema = read_json(data_file("schema.json"))
     base = os.path.dirname(given)
     features: dict[str, tuple[Mapping[str, Any], ...]] = {}
-    for fam, records in (doc.get("features") or {}).items():
-        if fam not in families():
-            hint = did_you_mean(fam, [f.upper() for f in families()]).lower()
-            raise _error(shown, f"unknown family '{fam}'{hint}; known: {', '.join(families())}")
-        if not isinstance(records, list):
-            raise _error(shown, f"features.{fam} must be a list of features")
-        features[fam] = tuple(_feature(shown, base, fam, r, schema, h, i) for i, r in enumerate(records))
-    overrides = {fam: _overrides(shown, fam, entries, features.get(fam, ()), schema)
+    for fam, rows in _per_family(shown, doc, "features").items():
+        features[fam] = tuple(_feature(shown, base, fam, r, h) for r in rows)
+    overrides = {fam: _overrides(shown, fam, entries, features.get(fam, ()))
                  for fam, entries in _per_family(shown, doc, "override").items()}
     for fam, records in features.items():
         _check_graph(shown, fam, records)
-    owned = _feature_set(shown, base, doc, schema, h) if "feature_set" in doc else None
+    owned = _feature_set(shown, base, doc, h) if "feature_set" in doc else None
     if owned is not None:
         for key in ("features", "override", "max"):
             if key in doc:
@@ -97,14 +83,14 @@ def load(path: str | os.PathLike[str] | None) -> Project | None:
     limits = {fam: _max(shown, fam, names, features.get(fam, ()))
               for fam, names in _per_family(shown, doc, "max").items()}
     groups: dict[str, tuple[tuple[str, ...], ...]] = {}
-    for name, items in (doc.get("groups") or {}).items():
+    for name, items in doc.get("groups", {}).items():
         if name.upper() in groups:  # '#name' is case-insensitive like every other name
             other = next(g for g in doc["groups"] if g.upper() == name.upper())
             raise _error(shown, f"groups '{other}' and '{name}' differ only in case, and '#name' ignores case; "
                          "rename one")
         groups[name.upper()] = _group(shown, name, items, known)
     return Project(path=os.path.realpath(given), given=given, digest=h.hexdigest(), features=features, groups=groups,
-                   overrides=overrides, max=limits, dispatch_implied=implied,
+                   overrides=overrides, max=limits, dispatch_implied=doc.get("dispatch_implied", False),
                    owned=owned[0] if owned else None, mins=owned[1] if owned else {}, retired=retired,
                    minus=doc.get("minus", "successors"), keep_covered=doc.get("keep_covered", False))
 
@@ -114,19 +100,16 @@ def load(path: str | os.PathLike[str] | None) -> Project | None:
 _INHERITED = ("headers", "macros", "flags", "group", "extra_checks", "runtime")
 
 
-def _feature_set(shown: str, base: str, doc: Mapping[str, Any], schema: Mapping[str, Any],
+def _feature_set(shown: str, base: str, doc: Mapping[str, Any],
                  h: Any) -> tuple[dict[str, tuple[dict[str, Any], ...]], dict[str, tuple[str, ...]]]:
-    """The rows of every family of the project's own set, ``like`` resolved; and 'min' per machine."""
-    section = doc["feature_set"]
-    if not isinstance(section, dict):
-        raise _error(shown, f"'feature_set' must be an object keyed by family ({', '.join(families())})")
+    """The rows of every family of the project's own set (checked by the schema), ``like`` resolved; and 'min'
+    per machine."""
     rows: dict[str, tuple[dict[str, Any], ...]] = {}
     mins: dict[str, tuple[str, ...]] = {}
-    for fam, part in section.items():
+    for fam, part in doc["feature_set"].items():
         if fam not in families():
             hint = did_you_mean(fam, [f.upper() for f in families()]).lower()
             raise _error(shown, f"feature_set: unknown family '{fam}'{hint}; known: {', '.join(families())}")
-        _validated(part, schema, "feature_set_family", f"{os.path.basename(shown)}: feature_set.{fam}")
         rows[fam] = tuple(_set_row(shown, base, fam, r, h) for r in part["features"])
         _check_set(shown, fam, rows[fam])
         mins.update(_set_min(shown, fam, part.get("min", {}), rows[fam]))
@@ -215,14 +198,10 @@ def _set_min(shown: str, fam: str, section: Mapping[str, Any], rows: tuple[Mappi
     return out
 
 
-def _retired(shown: str, section: Any, known: set[str]) -> dict[str, str]:
+def _retired(shown: str, section: Mapping[str, str], known: set[str]) -> dict[str, str]:
     """Names a project no longer knows -> the name that stands for them now ('': none); a warning when used."""
-    if not isinstance(section, dict):
-        raise _error(shown, "'retired' must be an object: a retired name -> its successor ('' for none)")
     out: dict[str, str] = {}
     for old, new in section.items():
-        if not isinstance(old, str) or not re.fullmatch(r"[A-Z][A-Z0-9_]*", old) or not isinstance(new, str):
-            raise _error(shown, f"retired: '{str(old)[:40]}' must be an upper-case name holding a name or ''")
         if old in known:
             raise _error(shown, f"retired: {old} is a name the project still knows; drop one of the two")
         if new and new not in known:
@@ -233,28 +212,23 @@ def _retired(shown: str, section: Any, known: set[str]) -> dict[str, str]:
 
 
 def _per_family(shown: str, doc: Mapping[str, Any], key: str) -> dict[str, list[Any]]:
-    """``doc[key]``: an object of lists keyed by a family name."""
-    section = doc.get(key, {})
-    if not isinstance(section, dict):
-        raise _error(shown, f"'{key}' must be an object keyed by family ({', '.join(families())})")
-    for fam, items in section.items():
+    """``doc[key]`` (an object of lists, as the schema says), its keys checked against the families."""
+    section: dict[str, list[Any]] = doc.get(key, {})
+    for fam in section:
         if fam not in families():
             hint = did_you_mean(fam, [f.upper() for f in families()]).lower()
             raise _error(shown, f"{key}: unknown family '{fam}'{hint}; known: {', '.join(families())}")
-        if not isinstance(items, list):
-            raise _error(shown, f"{key}.{fam} must be a list")
-    return dict(section)
+    return section
 
 
-def _overrides(shown: str, fam: str, entries: list[Any], own: tuple[Mapping[str, Any], ...],
-               schema: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
+def _overrides(shown: str, fam: str, entries: list[Any],
+               own: tuple[Mapping[str, Any], ...]) -> dict[str, Mapping[str, Any]]:
     """A redefinition of built-in features: checked like a table row, against this family's names."""
     builtin = {f["name"]: f for f in raw_family(fam)["features"]}
     out: dict[str, Mapping[str, Any]] = {}
     interest = {f["name"]: f["interest"] for f in [*builtin.values(), *own]}
     known = {*interest, *(e["name"] for e in raw_family(fam)["extra_checks"])}
-    for i, raw in enumerate(entries):
-        _validated(raw, schema, "feature_override", f"{os.path.basename(shown)}: override.{fam}[{i}]")
+    for raw in entries:
         name = raw["name"]
         if name not in builtin:
             raise _error(shown, f"override.{fam}: '{name}' is not a built-in feature of {fam}"
@@ -274,27 +248,18 @@ def _overrides(shown: str, fam: str, entries: list[Any], own: tuple[Mapping[str,
     return out
 
 
-def _validated(raw: Any, schema: Mapping[str, Any], definition: str, where: str) -> None:
-    """``raw`` checked against one definition of the tables' schema; an InputError naming ``where``."""
-    try:
-        validate_schema(raw, schema["definitions"][definition], schema["definitions"], where)
-    except TableError as exc:
-        raise InputError(str(exc)) from exc
-
-
 def _max(shown: str, fam: str, names: list[Any], own: tuple[Mapping[str, Any], ...]) -> tuple[str, ...]:
     """The only names 'max' selects in ``fam`` (a project whose run-time knows only those)."""
     known = {*(f["name"] for f in raw_family(fam)["features"]), *(f["name"] for f in own)}
     out: list[str] = []
     for n in names:
-        if not isinstance(n, str) or n.upper() not in known:
-            raise _error(shown, f"max.{fam}: unknown feature {n!r}{did_you_mean(str(n).upper(), known)}")
+        if n.upper() not in known:
+            raise _error(shown, f"max.{fam}: unknown feature {n!r}{did_you_mean(n, known)}")
         out.append(n.upper())
     return tuple(dict.fromkeys(out))
 
 
-def _feature(shown: str, base: str, fam: str, raw: Any, schema: Mapping[str, Any], h: Any, i: int) -> dict[str, Any]:
-    _validated(raw, schema, "feature", f"{os.path.basename(shown)}: features.{fam}[{i}]")
+def _feature(shown: str, base: str, fam: str, raw: Mapping[str, Any], h: Any) -> dict[str, Any]:
     name = raw["name"]
     _check_name(shown, name)
     if any(f["name"] == name for f in raw_family(fam)["features"]):
@@ -334,14 +299,10 @@ def _check_graph(shown: str, fam: str, records: tuple[Mapping[str, Any], ...]) -
                 raise _error(shown, f"{r['name']} implies {dep}: its interest must be above {dep}'s ({interest[dep]})")
 
 
-def _group(shown: str, name: str, items: Any, known: set[str]) -> tuple[tuple[str, ...], ...]:
-    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name) or not isinstance(items, list) or not items:
-        raise _error(shown, f"group '{name}' must be a name holding a non-empty list of targets")
+def _group(shown: str, name: str, items: list[Any], known: set[str]) -> tuple[tuple[str, ...], ...]:
     out: list[tuple[str, ...]] = []
     for item in items:
         members = [item] if isinstance(item, str) else item
-        if not isinstance(members, list) or not members or not all(isinstance(m, str) for m in members):
-            raise _error(shown, f"group '{name}': a target is a name or a list of names, got {item!r}")
         for m in members:
             if m.upper() not in known:
                 raise _error(shown, f"group '{name}': unknown feature '{m}'{did_you_mean(m, known)}")

@@ -10,8 +10,7 @@ the build directory.  It becomes JSON only in ``to_json`` (``--json`` output).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, NamedTuple
-
+from ._record import TYPE_CHECKING, NamedTuple
 from .tables import compiler_spec, macro_style, picks_cpu
 
 if TYPE_CHECKING:
@@ -138,6 +137,17 @@ class Detection(NamedTuple):
             return feat.disabled
         out = self.outcomes.get(name)
         return "not probed: not part of the request" if out is None else out.reason
+
+    def state(self, name: str) -> str:
+        """What this build does with a feature, for a ``meson.build`` asking before it lists a target:
+        ``baseline``, ``dispatch``, ``buildable`` (the compiler builds it; not selected), ``unsupported``,
+        or ``not-probed`` (not part of the request: ``explain`` probes it)."""
+        if name in self.baseline:
+            return "baseline"
+        if name in self.dispatch:
+            return "dispatch"
+        ok = self.supported(name)
+        return "not-probed" if ok is None else "buildable" if ok else "unsupported"
 
     def have_names(self, names: Iterable[str]) -> list[str]:
         """``CCOPT_HAVE_*`` names of ``names``: each feature, its group members, its passing extra checks.

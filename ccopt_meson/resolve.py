@@ -14,8 +14,7 @@ Pure: it works on token lists and on probe outcomes handed in by the caller.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, NamedTuple
-
+from ._record import TYPE_CHECKING, NamedTuple
 from .errors import InputError, did_you_mean_token, unknown_names
 from .tables import Table, all_feature_names
 from .tokens import EXPRESSION_KEYWORDS, EXPRESSION_SEPARATORS, lex, show

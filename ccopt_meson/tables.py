@@ -18,8 +18,8 @@ from __future__ import annotations
 import functools
 import os
 import re
-from typing import TYPE_CHECKING, NamedTuple
 
+from ._record import TYPE_CHECKING, NamedTuple
 from .errors import InputError, TableError, did_you_mean
 from .flags import normalize_flags
 from .schema import read_json, validate_schema

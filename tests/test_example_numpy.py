@@ -50,10 +50,10 @@ def run(cmd: Sequence[str], cwd: Path, env: Mapping[str, str] | None = None, tim
     return r.stdout
 
 
-def prepared(tmp_path: Path, fork: bool) -> Path:
+def prepared(tmp_path: Path, fork: bool, version: str = "2.2.6") -> Path:
     try:
-        return prepare_numpy.prepare(tmp_path, fork=fork)
-    except SystemExit as e:  # no network, or pip's download failed
+        return prepare_numpy.prepare(tmp_path, version, fork=fork)
+    except SystemExit as e:  # no network, or the download failed
         fail_or_skip(f"cannot prepare numpy's sdist: {e}")
         raise
 

@@ -204,3 +204,16 @@ def _escaped(text: str) -> str:
     import re
 
     return re.escape(text)
+
+
+def test_the_docs_snippet_loads(tmp_path: Path) -> None:
+    from .snippets import snippet
+
+    (tmp_path / "f.json").write_text(snippet("project-features/feature-set"))
+    loaded = project.load(tmp_path / "f.json")
+    assert loaded is not None and loaded.retired["SSE41"] == "LEVEL2"
+    t = tables.table_for("x86_64", "gcc", loaded)
+    assert list(t.features) == ["LEVEL2", "LEVEL3"] and t.get("LEVEL3").probe == tables.table_for(
+        "x86_64", "gcc").get("AVX2").probe
+    assert tables.table_for("x86_64", "clang", loaded).get("LEVEL3").disabled == "a reason, shown by explain"
+    assert "CX16" not in tables.table_for("x86", "gcc", loaded).get("LEVEL2").group

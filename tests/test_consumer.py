@@ -115,7 +115,8 @@ def test_runs_and_per_target_checks(doc: Detection, tmp_path: Path, gcc: str) ->
 
 
 # What a library means by its "AVX2" code, and what Highway's HWY_AVX2 needs (hwy/detect_targets.h: its
-# SSE4 level's SSE4.1, SSE4.2, PCLMUL and AES, then AVX2, BMI2, FMA and F16C), as docs/reference/features.md writes them.
+# SSE4 level's SSE4.1, SSE4.2, PCLMUL and AES, then AVX2, BMI2, FMA and F16C), as docs/reference/features.md
+# writes them.
 AVX2_NAMES = {
     "avx2": {"__AVX2__", "__F16C__"},
     "(avx2 fma3)": {"__AVX2__", "__F16C__", "__FMA__"},

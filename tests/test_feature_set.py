@@ -178,8 +178,8 @@ def _load(tmp_path: Path, change: dict[str, Any], family: str = "x86") -> None:
     ({"row:1": {"flavour": 1}}, "unknown key 'flavour'"),
     ({"retired": {"AVX2": "LEVEL5"}}, "retired: AVX2 stands for 'LEVEL5', which the project does not know"),
     ({"retired": {"LEVEL2": "LEVEL3"}}, "retired: LEVEL2 is a name the project still knows"),
-    ({"minus": "all"}, "'minus' must be one of successors, feature"),
-    ({"keep_covered": "yes"}, "'keep_covered' must be true or false"),
+    ({"minus": "all"}, "minus: \"all\" is not one of ['successors', 'feature']"),
+    ({"keep_covered": "yes"}, "keep_covered: expected boolean, got \"yes\""),
     ({"max": {"x86": ["LEVEL2"]}}, "'max' adds to the built-in tables, which a 'feature_set' replaces"),
 ])
 def test_mistakes_are_one_line_errors(tmp_path: Path, change: dict[str, Any], message: str) -> None:

@@ -149,8 +149,8 @@ def _set_probe(shown: str, base: str, fam: str, name: str, probe: str, builtin: 
 
 
 def _check_set(shown: str, fam: str, rows: tuple[Mapping[str, Any], ...]) -> None:
-    """Names, interests and probes are unique; implications name rows of the set, lower ones (a per-machine or
-    per-compiler one may name any)."""
+    """Names, interests and probes are unique; implications name rows of the set (in any direction: numpy's SSE
+    and SSE2 imply each other, as aarch64's NEON features do; interest only orders flags and targets)."""
     interest: dict[str, int] = {}
     probes: dict[str, str] = {}
     for r in rows:
@@ -171,10 +171,6 @@ def _check_set(shown: str, fam: str, rows: tuple[Mapping[str, Any], ...]) -> Non
             if dep not in interest:
                 raise _error(shown, f"feature_set.{fam}: {r['name']} implies '{dep}', which the set does not "
                              f"state{did_you_mean(dep, interest)}")
-            # a machine may make features imply each other (aarch64's NEON ring), as the built-in tables do
-            if dep in r["implies"] and interest[dep] >= r["interest"]:
-                raise _error(shown, f"feature_set.{fam}: {r['name']} implies {dep}: its interest must be above "
-                             f"{dep}'s ({interest[dep]})")
         for e in r.get("extra_checks", ()):
             if e not in extras:
                 raise _error(shown, f"feature_set.{fam}: {r['name']}'s extra check '{e}' is not one of {fam}'s"

@@ -94,6 +94,7 @@ class Feature(NamedTuple):
     runtime: Mapping[str, Any] = {}  # never mutated
     probe_file: str = ""  # a project feature's own probe source (absolute)
     detect: tuple[tuple[str, str], ...] = ()  # a project set's run-time test: (name, regex of names it replaces)
+    flags_replace: str = ""  # a project set's row: flags of lower features it drops (numpy's 'match' of args)
 
     @property
     def probe(self) -> Path:
@@ -407,6 +408,7 @@ def _build_feature(
         "disable": raw.get("disable") or family_reason,  # a project's override may disable a feature
         "group": raw.get("group", ()),
         "detect": raw.get("detect", ()),
+        "flags_replace": raw.get("flags_replace", ""),
     }
     for ov in raw.get("overrides", ()):
         if _when_matches(ov["when"], machine, spec.style, spec.id):
@@ -428,6 +430,7 @@ def _build_feature(
         runtime=runtime,
         probe_file=raw.get("probe", ""),
         detect=_detect_rule(cur["detect"], cur["group"], raw["name"]),
+        flags_replace=cur["flags_replace"],
     )
 
 
@@ -488,7 +491,10 @@ class Table(NamedTuple):
         """Cumulative, conflict-free flags enabling ``names`` and all they imply."""
         flags: list[str] = []
         for n in self.sort(self.closure(names)):
-            flags.extend(self.features[n].flags)
+            f = self.features[n]
+            if f.flags_replace:  # matched at the start of a flag, as numpy's 'match'
+                flags = [x for x in flags if not re.match(f.flags_replace, x)]
+            flags.extend(f.flags)
         return normalize_flags(flags, self.conflicts, self.context)
 
     def with_context(self, args: Sequence[str]) -> Table:
@@ -502,8 +508,8 @@ class Table(NamedTuple):
         out: list[str] = []
         for n in self.sort(self.closure(members)):
             for name, replaces in self.features[n].detect:
-                if replaces:
-                    out = [o for o in out if not re.fullmatch(replaces, o)]
+                if replaces:  # matched at the start of a name, as numpy's 'match'
+                    out = [o for o in out if not re.match(replaces, o)]
                 out.append(name)
         return out
 

@@ -170,7 +170,6 @@ def _load(tmp_path: Path, change: dict[str, Any], family: str = "x86") -> None:
 @pytest.mark.parametrize(("change", "message"), [
     ({"row:1": {"like": "AVX3"}}, "LEVEL3 is like 'AVX3', not a built-in feature of x86 (did you mean"),
     ({"row:1": {"implies": ["SSE42"]}}, "LEVEL3 implies 'SSE42', which the set does not state"),
-    ({"row:0": {"implies": ["LEVEL3"]}}, "LEVEL2 implies LEVEL3: its interest must be above LEVEL3's"),
     ({"row:1": {"interest": 1}}, "LEVEL3: interest 1 is LEVEL2's; pick another"),
     ({"row:1": {"probe": "@SSE42"}}, "LEVEL3 and LEVEL2 share a probe; give one its own"),
     ({"row:1": {"probe": "@SSE99"}}, "LEVEL3's probe '@SSE99' names no built-in feature of x86"),
@@ -217,3 +216,12 @@ def test_the_docs_snippet_loads(tmp_path: Path) -> None:
         "x86_64", "gcc").get("AVX2").probe
     assert tables.table_for("x86_64", "clang", loaded).get("LEVEL3").disabled == "a reason, shown by explain"
     assert "CX16" not in tables.table_for("x86", "gcc", loaded).get("LEVEL2").group
+
+
+def test_a_row_may_replace_lower_flags(tmp_path: Path) -> None:
+    doc = json.loads(FIXTURE.read_text())
+    doc["feature_set"]["x86"]["features"][1]["flags_replace"] = "-msse"  # LEVEL3 drops -msse, -msse2, ... below it
+    (tmp_path / "f.json").write_text(json.dumps(doc))
+    t = tables.table_for("x86_64", "gcc", project.load(tmp_path / "f.json"))
+    assert t.flags_for(["LEVEL3"]) == ["-mpopcnt", "-mcx16", "-mavx", "-mavx2", "-mfma", "-mf16c", "-mbmi", "-mbmi2"]
+    assert t.flags_for(["LEVEL2"])[0] == "-msse"

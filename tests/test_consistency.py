@@ -71,10 +71,16 @@ def test_meson_option_defaults_match_the_cli() -> None:
 
 
 def test_readme_test_command_is_what_ci_runs() -> None:
-    readme = (ROOT / "README.md").read_text()
+    """The contributors' set-up (README and CONTRIBUTING.md): a venv and `detect`, then the test command CI runs."""
+    from .snippets import snippet
+
+    setup = snippet("contributing/setup")
     ci = (ROOT / ".ci" / "run").read_text()
     command = 'python3 -m pytest -m "slow or not slow" -n 2'
-    assert command in readme and command in ci
+    assert command in setup and command in ci
+    first, second = setup.splitlines()
+    assert "python3 -m venv" in first and first.endswith("&& ccopt-meson detect") and ".ci/run" not in setup
+    assert second.endswith(command) and "ruff check" in ci and "mypy --strict" in ci
 
 
 def test_ci_installs_the_meson_releases_the_tests_use() -> None:
@@ -149,8 +155,8 @@ def test_no_module_reaches_into_another_modules_private_names() -> None:
 
 
 def test_robustness_doc_points_at_existing_tests() -> None:
-    """Every ``tests/FILE.py::test_name`` in docs/robustness.md names a test function of that file."""
-    doc = (ROOT / "docs" / "robustness.md").read_text()
+    """Every ``tests/FILE.py::test_name`` in docs/explanation/robustness.md names a test function of that file."""
+    doc = (ROOT / "docs" / "explanation" / "robustness.md").read_text()
     refs = set(re.findall(r"`(tests/test_\w+\.py)::(test_\w+)", doc))
     assert len(refs) > 50
     defined = {

@@ -164,7 +164,7 @@ def test_same_inputs_give_byte_identical_files(tmp_path: Path) -> None:
     assert "ccopt-" not in files[CACHE][0].decode().replace("ccopt-meson", ""), "scratch paths leaked into reasons"
 
 
-# --- untrusted input, bounds and processes (docs/robustness.md section 9)
+# --- untrusted input, bounds and processes (docs/explanation/robustness.md section 9)
 EVIL = "-fplugin=/tmp/evil.so"
 
 

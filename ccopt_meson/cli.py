@@ -142,11 +142,16 @@ def format_report(det: Detection, cache_file: str | os.PathLike[str] | None = No
 
 def cmd_detect(ns: argparse.Namespace) -> int:
     req = request_from(ns)
-    det = pipeline.detect(req, build_dir=ns.build_dir, flush_first=ns.flush)
+    configured = _configured_build(ns.build_dir, req.project)  # a Meson build dir: that build's detection
+    if configured is not None and ns.flush:
+        raise InputError(f"'{ns.build_dir}' is a Meson build directory; flush it with 'ccopt-meson flush "
+                         f"{ns.build_dir}' (the next ninja reconfigures), not with detect --flush")
+    det = configured or pipeline.detect(req, build_dir=ns.build_dir, flush_first=ns.flush)
     if ns.json:
         _print_json(det.to_json())
     else:
-        path = cache.cache_file(ns.build_dir, ns.lang) if ns.build_dir else None
+        path = cache.find(ns.build_dir)[0] if configured else (
+            cache.cache_file(ns.build_dir, ns.lang) if ns.build_dir else None)
         sys.stdout.write(format_report(det, path))
     return 0
 
@@ -175,7 +180,7 @@ def _article(word: str) -> str:
 def _configured_build(build_dir: str | None, proj: Project | None = None) -> Detection | None:
     """The detection of a configured Meson build dir (its first language's feature file), else None.
 
-    ``explain --build-dir`` of such a dir answers for that build: probing the default compiler there
+    ``detect`` and ``explain --build-dir`` of such a dir answer for that build: probing the default compiler there
     would answer for another one and leave a cache that ``report`` lists as a second configuration."""
     from .meson_glue import is_build_dir
 

@@ -43,7 +43,7 @@ SNIPPETS: dict[str, tuple[str, str]] = {
     "cross/build": ("00b80054ade4", HERE + "test_cross_snippets_are_what_the_cross_tests_run"),
     "cross/models": ("850295dd4967", HERE + "test_cross_snippets_are_what_the_cross_tests_run"),
     "meson-python/pyproject.toml": ("055e0cb0489c", WHEEL),
-    "meson-python/meson.build": ("a574301ca3bd", WHEEL),
+    "meson-python/meson.build": ("bc89d32730a7", WHEEL),
     "meson-python/fastdot.c": ("d284c4f4aa01", WHEEL),
     "meson-python/build": ("95f12ba31e16", WHEEL),
     "meson-python/dist": ("6c689f8aa451", WHEEL),

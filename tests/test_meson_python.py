@@ -70,6 +70,9 @@ def test_the_wheel_and_the_sdist_of_the_how_to(tmp_path: Path) -> None:
     names = zipfile.ZipFile(wheel).namelist()
     assert [n for n in names if not n.startswith("fastdot-1.0.dist-info/")] == [
         n for n in names if n.startswith("fastdot.") and n.endswith((".so", ".pyd"))]  # the module, nothing of ccopt
+    (module,) = (tmp_path / "site").glob("fastdot.*.so")
+    exported = _run([need("nm"), "-D", "--defined-only", str(module)], tmp_path).split()
+    assert [s for s in exported if s.startswith(("dot_", "ccopt_"))] == [] and "PyInit_fastdot" in exported
 
     # the sdist: meson dist with the page's --include-subprojects holds the wrap-fetched subproject
     _run([sys.executable, "-c", "import mesonpy; mesonpy.build_sdist('sdist')"], src)

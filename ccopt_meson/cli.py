@@ -301,7 +301,7 @@ def cmd_setup(ns: argparse.Namespace) -> int:  # reached only through --help; ma
 def cmd_configure(ns: argparse.Namespace) -> int:
     from .meson_glue import ConfigureOptions, configure
 
-    opts = ConfigureOptions(ns.output_dir, ns.build_dir or None, ns.flush, ns.write_config)
+    opts = ConfigureOptions(ns.output_dir, ns.build_dir or None, ns.flush, ns.write_config, ns.runtime == "yes")
     return configure(request_from(ns, env_flags=False), opts)
 
 
@@ -348,6 +348,8 @@ def _configure_parser(p: _Adder) -> None:
     _compiler_options(p)
     p.add_argument("--output-dir", required=True, help="the subproject's build dir: the cache and ccopt_config.h")
     p.add_argument("--write-config", action="store_true", help="write ccopt_config.h for this language")
+    p.add_argument("--runtime", choices=("yes", "no"), default="yes",
+                   help="is ccopt's run-time built (the subproject's runtime option; default: %(default)s)")
 
 
 def _targets_parser(p: _Adder) -> None:

@@ -14,6 +14,7 @@ from ._record import TYPE_CHECKING
 from .dispatch import Target
 from .errors import InputError
 from .records import Detection
+from .tables import macro_name
 from .version import __version__
 
 if TYPE_CHECKING:
@@ -57,7 +58,8 @@ def kernel_header(det: Detection) -> str:
     lines += _xmacro("#define CCOPT_WITH_CPU_BASELINE_CALL(CB, ...)", "CCOPT__EXPAND(CB({item}, __VA_ARGS__))", base)
     lines += ["", "/* baseline features (target builds also get CCOPT_HAVE_* of their own features as -D) */"]
     for n in det.have_names(base) if det.table else ():
-        lines += [f"#ifndef CCOPT_HAVE_{n}", f"#define CCOPT_HAVE_{n} 1", "#endif"]
+        have = det.macro_name("have", name=n)
+        lines += [f"#ifndef {have}", f"#define {have} 1", "#endif"]
     headers: dict[str, list[str]] = {}
     for n, f in sorted(det.table.features.items() if det.table else (), key=lambda kv: (kv[1].interest, kv[0])):
         for h in f.headers:
@@ -67,7 +69,7 @@ def kernel_header(det: Detection) -> str:
                   "#ifndef CCOPT_NO_INTRIN_HEADERS"]
         guards = det.table.header_guards if det.table else {}
         for h, owners in headers.items():
-            cond = " || ".join(f"defined(CCOPT_HAVE_{n})" for n in owners)
+            cond = " || ".join(f"defined({det.macro_name('have', name=n)})" for n in owners)
             cond = f"({cond}) && !defined({guards[h]})" if h in guards else cond
             lines += [f"#if {cond}", f"#include <{h}>", "#endif"]
         lines += ["#endif"]
@@ -107,11 +109,11 @@ def dispatch_header(source: str, targets: Sequence[Target], origin: str = "the @
     real = [t for t in targets if t.name != "BASELINE"]
     has_base = any(t.name == "BASELINE" for t in targets)
     checks = [("&&".join(f"CHK({m})" for m in (t.checks or t.members)), t.name) for t in real]
-    pre = f"CCOPT_SRC_{sid}"
+    pre = macro_name("source", id=sid)
     lines = [_BANNER.format(version=__version__, what=f"{origin} of {fsio.base_name(source)}").rstrip(),
              f"#ifndef {pre}", f"#define {pre} 1", '#include "ccopt_dispatch.h"', "",
              f'#define {pre}_TARGETS "{" ".join(t.name for t in targets)}"']
-    lines += [f"#define CCOPT_DISPATCH_HAS_{sid}_{t.name} 1" for t in targets]
+    lines += [f"#define {macro_name('source_has', id=sid, target=t.name)} 1" for t in targets]
     lines += [f"#define {pre}_CHECK_{name}(CHK) ({c})" for c, name in checks]
     lines += [f"#define {pre}_CHECK_BASELINE(CHK) 1"] if has_base else []
     lines += _xmacro(f"#define {pre}_CALL(CHK, CB, ...)", "{item}", [

@@ -29,10 +29,10 @@ from .records import (
 from .resolve import Token, evaluate, explain_names, render_tokens, resolve, tokenize, uses
 from .tables import (
     Table,
+    check_macros,
     compiler_spec,
     families_of,
     machines,
-    macro_style,
     native_flags_anywhere,
     picks_cpu,
     reference_compiler,
@@ -57,10 +57,7 @@ def _check(req: Request) -> None:
         raise InputError("the compiler command is empty; pass --cc or set CC")
     if req.lang not in ("c", "cpp"):
         raise InputError(f"unknown language '{req.lang}'; use 'c' or 'cpp'")
-    if not re.fullmatch(r"[A-Z][A-Z0-9_]{0,30}_", req.macros.prefix):
-        raise InputError(f"macro-prefix: '{req.macros.prefix[:40]}' must be upper-case letters, digits and '_', "
-                         "ending in '_' (CCOPT_, NPY_)")
-    macro_style(req.macros.style)
+    check_macros(req.macros.prefix, req.macros.style)
     _one_architecture([*req.command, *req.args])
 
 

@@ -151,7 +151,9 @@ class Detection(NamedTuple):
         names only, as its own build system would spell them; groups and extra checks stay."""
         table = self.table
         assert table is not None
-        known = table.project.max_of(table.machine.family) if table.project else None
+        # ccopt's own protocol (its run-time knows every name of the tables) is never limited
+        limited = table.project is not None and not macro_style(self.request.macros.style)["runtime"]
+        known = table.project.max_of(table.machine.family) if limited and table.project else None
         out: list[str] = []
         for n in names:
             f = table.features[n]
@@ -163,6 +165,10 @@ class Detection(NamedTuple):
         """A macro of this build's protocol (``data/macros.json``): ``have``, ``target`` or ``baseline``."""
         macros = self.request.macros
         return str(macro_style(macros.style)[what]).format(prefix=macros.prefix, **fields)
+
+    def macro_name(self, what: str, **fields: str) -> str:
+        """The name of one macro of this build's protocol (``spelling`` without its value)."""
+        return self.spelling(what, **fields).split("=", 1)[0]
 
     def defines(self, names: Iterable[str]) -> list[str]:
         """``-DCCOPT_HAVE_X=1`` (in the compiler's spelling and the build's protocol) for ``names`` and all they

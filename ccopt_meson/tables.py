@@ -49,6 +49,8 @@ __all__ = [
     "reference_compiler",
     "macros_data",
     "macro_style",
+    "check_macros",
+    "macro_name",
     "table_for",
     "data_file",
     "validate_family",
@@ -339,7 +341,12 @@ def compilers_data() -> Mapping[str, Any]:
 
 @functools.cache
 def macros_data() -> Mapping[str, Any]:
-    return read_json(os.path.join(_DATA, "macros.json"))  # type: ignore[no-any-return]
+    """``data/macros.json``, checked against ``macros.schema.json``."""
+    from .schema import check
+
+    doc = read_json(os.path.join(_DATA, "macros.json"))
+    check(doc, "macros.schema.json", where="macros.json")
+    return doc  # type: ignore[no-any-return]
 
 
 def macro_style(style: str) -> Mapping[str, Any]:
@@ -349,6 +356,33 @@ def macro_style(style: str) -> Mapping[str, Any]:
         hint = did_you_mean(style, [s.upper() for s in styles]).lower()
         raise InputError(f"header-style: unknown style '{style}'{hint}; known: {', '.join(styles)}")
     return styles[style]  # type: ignore[no-any-return]
+
+
+def macro_name(what: str, prefix: str | None = None, style: str = "ccopt", **fields: str) -> str:
+    """The name of one macro of a style's protocol (``data/macros.json``): ``macro_name("have", name="AVX2")`` is
+    ``CCOPT_HAVE_AVX2``; ``prefix`` None: the style's own (or the default)."""
+    spelling = macro_style(style)
+    prefix = prefix or spelling["prefix"] or macros_data()["default_prefix"]
+    return str(spelling[what]).format(prefix=prefix, **fields).split("=", 1)[0]
+
+
+def check_macros(prefix: str, style: str, runtime: bool = True) -> None:
+    """The macro protocol a build asks for, as ``data/macros.json`` allows it: one InputError line for a prefix
+    the style's headers cannot follow, or ``runtime=false`` with a style whose headers call ccopt's run-time."""
+    spelling = macro_style(style)
+    if not re.fullmatch(macros_data()["prefix_pattern"].rstrip("$"), prefix):
+        raise InputError(f"macro-prefix: '{prefix[:40]}' must be upper-case letters, digits and '_', "
+                         "ending in '_' (CCOPT_, NPY_)")
+    owned = spelling["prefix"]
+    if owned is not None and prefix != owned:
+        others = [s for s, v in macros_data()["styles"].items() if v["prefix"] is None]
+        way = f", or use header-style={others[0]} with a run-time of the project's own" if others else ""
+        raise InputError(f"macro-prefix: '{prefix}' cannot be used with header-style={style}, whose headers "
+                         f"(ccopt_dispatch.h, ccopt_cpu_table.h) spell {owned}; leave macro-prefix at {owned}{way}")
+    if spelling["runtime"] and not runtime:
+        raise InputError(f"runtime=false cannot be used with header-style={style}, whose dispatch headers call "
+                         "ccopt's run-time (ccopt_cpu_have); keep runtime=true, or use a header style of a project "
+                         "with its own run-time")
 
 
 def reference_compiler() -> str:

@@ -26,6 +26,7 @@ from .snippets import blocks, digest, pages, snippet
 
 FRESH = "tests/test_consumer_meson.py::test_readme_snippets_build_verbatim_in_a_fresh_project_through_the_wrap"
 HERE = "tests/test_docs.py::"
+WHEEL = "tests/test_meson_python.py::test_the_wheel_and_the_sdist_of_the_how_to"
 # id -> (digest of its text, the test that builds or runs it)
 SNIPPETS: dict[str, tuple[str, str]] = {
     "consumer/wrap": ("09be913549f3", FRESH),
@@ -41,10 +42,15 @@ SNIPPETS: dict[str, tuple[str, str]] = {
     "cross/aarch64.ini": ("5222ed656f6e", HERE + "test_cross_snippets_are_what_the_cross_tests_run"),
     "cross/build": ("00b80054ade4", HERE + "test_cross_snippets_are_what_the_cross_tests_run"),
     "cross/models": ("850295dd4967", HERE + "test_cross_snippets_are_what_the_cross_tests_run"),
-    "meson-python/dist": ("6c689f8aa451", HERE + "test_meson_python_dist_snippet"),
+    "meson-python/pyproject.toml": ("055e0cb0489c", WHEEL),
+    "meson-python/meson.build": ("bc89d32730a7", WHEEL),
+    "meson-python/fastdot.c": ("d284c4f4aa01", WHEEL),
+    "meson-python/build": ("95f12ba31e16", WHEEL),
+    "meson-python/dist": ("6c689f8aa451", WHEEL),
     "parent-options": ("a4fc8b516d4a", HERE + "test_parent_options_snippet_is_the_fixture_s_code"),
     "project-features/file": ("9d3f3cee7857", HERE + "test_project_features_snippets_load"),
     "project-features/override": ("8bb237aecece", HERE + "test_project_features_snippets_load"),
+    "project-features/feature-set": ("171b02281eaf", "tests/test_feature_set.py::test_the_docs_snippet_loads"),
     "python-api": ("aedd7db8c841", HERE + "test_python_api_snippet_runs_top_to_bottom"),
     "runtime/program": ("6d542964cc62", HERE + "test_runtime_snippet_compiles_and_runs"),
 }
@@ -143,14 +149,6 @@ def test_cross_snippets_are_what_the_cross_tests_run() -> None:
         argv = shlex.split(line)
         assert argv[:3] == ["qemu-aarch64-static", "-L", f"/usr/{triple}"] and argv[3] == "-cpu"
         assert argv[4] in {model for model, _ in models} and argv[5] == "build-aarch64/test_dot"
-
-
-def test_meson_python_dist_snippet() -> None:
-    tomllib = pytest.importorskip("tomllib")
-    doc = tomllib.loads(snippet("meson-python/dist"))
-    assert doc == {"tool": {"meson-python": {"args": {"dist": ["--include-subprojects"]}}}}
-    r = subprocess.run([sys.executable, "-m", "mesonbuild.mesonmain", "dist", "--help"], capture_output=True, text=True)
-    assert "--include-subprojects" in r.stdout
 
 
 def test_parent_options_snippet_is_the_fixture_s_code() -> None:

@@ -437,3 +437,26 @@ def test_a_listed_target_the_compiler_cannot_build_is_one_note(tmp_path: Path) -
     notes = [line for line in r.stderr.splitlines() if "dropped" in line]
     assert notes == [f"ccopt-meson: note: targets: AVX512_KNM dropped from a.dispatch.c and 1 more: the compiler "
                      f"cannot build it ({knm['reason'].splitlines()[0]})"]
+
+
+# --------------------------------------------------------------------------- the macro protocol, per call
+
+
+def test_a9_runtime_false_with_the_ccopt_style_is_one_configure_line(tmp_path: Path) -> None:
+    """runtime=false with the ccopt style failed at link (its dispatch headers call ccopt_cpu_have)."""
+    one_error(cli(*configure_args(tmp_path, fakecc("instant"), "--runtime", "no")),
+              "runtime=false cannot be used with header-style=ccopt")
+    assert not list(tmp_path.iterdir())  # refused before anything is written
+    r = cli(*configure_args(tmp_path, fakecc("instant"), "--runtime", "no", "--header-style", "numpy",
+                            "--macro-prefix", "NPY_"))
+    assert r.returncode == 0, r.stderr
+
+
+@pytest.mark.parametrize("names", [("a-b.dispatch.c", "a_b.dispatch.c"), ("a.b.dispatch.c", "a_b.dispatch.c")])
+def test_a12_two_sources_of_one_macro_id_are_named(tmp_path: Path, feature_file: Path, names: tuple[str, str]) -> None:
+    """a-b.dispatch.c, a_b.dispatch.c and a.b.dispatch.c shared one macro namespace (a_b_dispatch): a real
+    build ran one source's AVX2 version on an AVX-512 CPU and never called the other's AVX512F one."""
+    for name in names:
+        (tmp_path / name).write_text("/*@targets baseline avx2 */\nint x;\n")
+    one_error(targets(feature_file, *(tmp_path / n for n in names), out=tmp_path),
+              f"dispatch sources '{names[0]}' and '{names[1]}' have the same macro id a_b_dispatch")

@@ -145,7 +145,7 @@ def _decode(doc: Any, project: Project | None) -> Stored:
                   lang=r["lang"], compiler_id=r["compiler_id"], compiler_version=r["compiler_version"],
                   cpu_family=r["cpu_family"], cross=r["cross"], disable_optimization=r["disable_optimization"],
                   debug_build=r["debug_build"], explain=tuple(r["explain"]), project=project,
-                  macros=_macros(r.get("macros")))
+                  macros=_macros(r.get("macros")), baseline_detect=r.get("baseline_detect", "auto"))
     if p["arch"] is not None:
         try:
             known = all_names_of(machine_by_name(p["arch"]).family, project)
@@ -223,7 +223,7 @@ def _encode(st: Stored) -> str:
                     "dispatch": r.dispatch, "lang": r.lang, "compiler_id": r.compiler_id,
                     "compiler_version": r.compiler_version, "cpu_family": r.cpu_family, "cross": r.cross,
                     "disable_optimization": r.disable_optimization, "debug_build": r.debug_build,
-                    "explain": list(r.explain), "macros": list(r.macros)},
+                    "explain": list(r.explain), "macros": list(r.macros), "baseline_detect": r.baseline_detect},
         "probed": {"arch": p.arch, "compiler_id": p.compiler_id, "compiler_version": p.compiler_version,
                    "outcomes": {n: [o.supported, o.reason] for n, o in sorted(p.outcomes.items())},
                    "detected": sorted(p.detected), "native": sorted(p.native)},

@@ -163,9 +163,10 @@ def _configure_lines(det: Detection, path: str) -> list[str]:
         # NAME:STATE for every feature of the machine (Detection.state): the subproject's feature_states
         ("feature_states", " ".join(f"{n}:{det.state(n)}" for n in (det.table.features if det.table else ()))),
     ]
-    warning = next((n for n in det.notes if n.startswith("warning: ")), None)  # pipeline.guaranteed_failure's
-    if warning:  # meson.build shows it with warning(), and the other notes with message()
-        text = "".join(c if c.isascii() and c.isprintable() else "?" for c in warning.removeprefix("warning: "))
+    # pipeline.guaranteed_failure's, a retired name's: one line, which meson.build shows with warning()
+    warning = "; ".join(n.removeprefix("warning: ") for n in det.notes if n.startswith("warning: "))
+    if warning:  # and the other notes with message()
+        text = "".join(c if c.isascii() and c.isprintable() else "?" for c in warning)
         lines.append(("warning", text))  # compiler output: printable ASCII only, to fit the line protocol
     # every enabled target gets its line (no @targets policy applies here: no tie filter)
     for name in det.dispatch:

@@ -50,6 +50,7 @@ SNIPPETS: dict[str, tuple[str, str]] = {
     "parent-options": ("a4fc8b516d4a", HERE + "test_parent_options_snippet_is_the_fixture_s_code"),
     "project-features/file": ("9d3f3cee7857", HERE + "test_project_features_snippets_load"),
     "project-features/override": ("8bb237aecece", HERE + "test_project_features_snippets_load"),
+    "project-features/feature-set": ("171b02281eaf", "tests/test_feature_set.py::test_the_docs_snippet_loads"),
     "python-api": ("aedd7db8c841", HERE + "test_python_api_snippet_runs_top_to_bottom"),
     "runtime/program": ("6d542964cc62", HERE + "test_runtime_snippet_compiles_and_runs"),
 }

@@ -151,6 +151,16 @@ def test_cross_snippets_are_what_the_cross_tests_run() -> None:
         assert argv[4] in {model for model, _ in models} and argv[5] == "build-aarch64/test_dot"
 
 
+def test_cross_models_table_is_what_the_cross_tests_check() -> None:
+    from .test_cross import CROSS, X86_MODELS
+
+    page = (ROOT / "docs" / "how-to" / "cross-compilation.md").read_text()
+    rows = dict(re.findall(r"^\| (\w+)(?: \(native build\))? \| (`.*`) \|$", page, re.M))
+    expected = {arch: models for arch, (_, models) in CROSS.items()} | {"x86_64": X86_MODELS}
+    assert {arch: re.findall(r"`([^`]+)`: `(\w+)`", row) for arch, row in rows.items()} == {
+        arch: [tuple(m) for m in models] for arch, models in expected.items()}
+
+
 def test_parent_options_snippet_is_the_fixture_s_code() -> None:
     """Its lines, in order, are lines of tests/projects/parent_options (which tests/test_meson.py builds)."""
     fixture = iter((ROOT / "tests" / "projects" / "parent_options" / "meson.build").read_text().splitlines())

@@ -412,9 +412,9 @@ def _read_feature_file(path: StrPath, project: Project | None) -> Detection:
 
 
 def _meson_command() -> list[str]:
-    import shutil
+    from .compiler import find_program
 
-    found = shutil.which("meson")
+    found = find_program("meson")
     return [found] if found else [sys.executable, "-m", "mesonbuild.mesonmain"]
 
 

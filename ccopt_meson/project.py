@@ -13,13 +13,13 @@ and its probes are untrusted input, read like dispatch sources: regular files on
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
 
 from . import fsio
 from ._record import TYPE_CHECKING
+from .digest import sha256
 from .errors import InputError, TableError, did_you_mean
 from .schema import read_json, validate_schema
 from .tables import Project, data_file, families, raw_family
@@ -64,7 +64,7 @@ def load(path: str | os.PathLike[str] | None) -> Project | None:
     implied = doc.get("dispatch_implied", False)
     if not isinstance(implied, bool):
         raise _error(shown, f"'dispatch_implied' must be true or false, not {json.dumps(implied)}")
-    h = hashlib.sha256(text)
+    h = sha256(text)
     schema = read_json(data_file("schema.json"))
     base = os.path.dirname(given)
     features: dict[str, tuple[Mapping[str, Any], ...]] = {}

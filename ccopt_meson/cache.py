@@ -27,9 +27,9 @@ import json
 import os
 import sys
 
-from . import fsio
+from . import fsio, schema
 from ._record import TYPE_CHECKING, NamedTuple
-from .errors import CacheError, InputError
+from .errors import CacheError, InputError, TableError
 from .records import Macros, Outcome, Probed, Request
 
 if TYPE_CHECKING:
@@ -131,23 +131,13 @@ def keys(req: Request, baseline: str, dispatch: str, native: bool) -> tuple[str,
 # --------------------------------------------------------------------------- read
 
 
-def _schema() -> Any:
-    from .schema import read_json
-    from .tables import data_file
-
-    return read_json(data_file("cache.schema.json"))
-
-
 def _decode(doc: Any, project: Project | None) -> Stored:
     """A validated ``Stored`` (its request with ``project``, which the key covers); CacheError naming the first
     problem."""
-    from .errors import TableError
-    from .schema import validate_schema
     from .tables import all_names_of, machine_by_name
 
-    schema = _schema()
     try:
-        validate_schema(doc, schema, schema["definitions"], "cache")
+        schema.check(doc, "cache.schema.json", where="cache")
     except TableError as exc:
         raise CacheError(str(exc)) from exc
     r, p = doc["request"], doc["probed"]
@@ -155,7 +145,7 @@ def _decode(doc: Any, project: Project | None) -> Stored:
                   lang=r["lang"], compiler_id=r["compiler_id"], compiler_version=r["compiler_version"],
                   cpu_family=r["cpu_family"], cross=r["cross"], disable_optimization=r["disable_optimization"],
                   debug_build=r["debug_build"], explain=tuple(r["explain"]), project=project,
-                  macros=_macros(r.get("macros")))
+                  macros=_macros(r.get("macros")), baseline_detect=r.get("baseline_detect", "auto"))
     if p["arch"] is not None:
         try:
             known = all_names_of(machine_by_name(p["arch"]).family, project)
@@ -203,8 +193,8 @@ def load(path: str | os.PathLike[str], project: Project | None = None) -> Stored
 def parse(raw: bytes, project: Project | None = None) -> Stored:
     """The content of a cache file; CacheError naming the first problem."""
     try:
-        doc = json.loads(raw.decode("utf-8"))
-    except (ValueError, RecursionError) as exc:  # RecursionError: garbage nested too deep for the parser
+        doc = schema.decode(raw)
+    except TableError as exc:
         raise CacheError("not valid JSON") from exc
     if not isinstance(doc, dict) or doc.get("generator") != fsio.MARK:
         raise CacheError("not written by ccopt-meson")
@@ -233,7 +223,7 @@ def _encode(st: Stored) -> str:
                     "dispatch": r.dispatch, "lang": r.lang, "compiler_id": r.compiler_id,
                     "compiler_version": r.compiler_version, "cpu_family": r.cpu_family, "cross": r.cross,
                     "disable_optimization": r.disable_optimization, "debug_build": r.debug_build,
-                    "explain": list(r.explain), "macros": list(r.macros)},
+                    "explain": list(r.explain), "macros": list(r.macros), "baseline_detect": r.baseline_detect},
         "probed": {"arch": p.arch, "compiler_id": p.compiler_id, "compiler_version": p.compiler_version,
                    "outcomes": {n: [o.supported, o.reason] for n, o in sorted(p.outcomes.items())},
                    "detected": sorted(p.detected), "native": sorted(p.native)},

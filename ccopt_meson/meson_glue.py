@@ -27,12 +27,12 @@ import os
 import re
 import sys
 
-from . import cache, dispatch, emit, fsio, pipeline
+from . import cache, dispatch, emit, fsio, pipeline, schema
 from ._record import TYPE_CHECKING, NamedTuple
 from .digest import data_digest, provenance
-from .errors import InputError
-from .records import Detection, Request
-from .tables import macro_style
+from .errors import InputError, TableError
+from .records import Detection, Macros, Request
+from .tables import check_macros, macro_style
 from .tokens import show
 
 if TYPE_CHECKING:
@@ -53,6 +53,7 @@ RUNTIME_TABLE = "ccopt_cpu_table.h"  # emit_runtime.HEADER_NAME, named here so a
 FORCE_INCLUDED = ("ccopt_kernel.h", "ccopt_dispatch.h")
 RESERVED_HEADERS = frozenset({*FORCE_INCLUDED, "ccopt_config.h", "ccopt_cpu.h", RUNTIME_TABLE})
 _UNSAFE = re.compile(r"[\x00-\x1f\x7f]")
+CALL_RECORD_BYTES = 1 << 20  # the targets call record: a few hundred bytes per source
 
 
 class ConfigureOptions(NamedTuple):
@@ -60,6 +61,7 @@ class ConfigureOptions(NamedTuple):
     build_dir: StrPath | None = None  # where the cache lives (default: output_dir)
     flush: bool = False
     write_config: bool = False
+    runtime: bool = True  # the subproject's runtime option: false when the project keeps a run-time of its own
 
 
 class TargetsOptions(NamedTuple):
@@ -166,9 +168,10 @@ def _configure_lines(det: Detection, path: str) -> list[str]:
         # NAME:STATE for every feature of the machine (Detection.state): the subproject's feature_states
         ("feature_states", " ".join(f"{n}:{det.state(n)}" for n in (det.table.features if det.table else ()))),
     ]
-    warning = next((n for n in det.notes if n.startswith("warning: ")), None)  # pipeline.guaranteed_failure's
-    if warning:  # meson.build shows it with warning(), and the other notes with message()
-        text = "".join(c if c.isascii() and c.isprintable() else "?" for c in warning.removeprefix("warning: "))
+    # pipeline.guaranteed_failure's, a retired name's: one line, which meson.build shows with warning()
+    warning = "; ".join(n.removeprefix("warning: ") for n in det.notes if n.startswith("warning: "))
+    if warning:  # and the other notes with message()
+        text = "".join(c if c.isascii() and c.isprintable() else "?" for c in warning)
         lines.append(("warning", text))  # compiler output: printable ASCII only, to fit the line protocol
     # every enabled target gets its line (no @targets policy applies here: no tie filter)
     for name in det.dispatch:
@@ -179,13 +182,14 @@ def _configure_lines(det: Detection, path: str) -> list[str]:
 
 def configure(req: Request, opts: ConfigureOptions) -> int:
     """Detect for one language, write ``ccopt_config.h`` if asked, print the lines meson.build reads."""
+    check_macros(req.macros.prefix, req.macros.style, opts.runtime)  # before anything runs or is written
     flush = opts.flush or clears_cache(parent_argv())
     cache_dir = opts.build_dir or opts.output_dir
     det = pipeline.detect(req, build_dir=cache_dir, flush_first=flush)
     if opts.write_config:
         emit.write_if_changed(os.path.join(opts.output_dir, emit.KERNEL_HEADER), emit.kernel_header(det))
         emit.write_if_changed(os.path.join(opts.output_dir, "ccopt_config.h"), emit.config_header(det))
-        _write_runtime_table(opts.output_dir, req.project)
+        _write_runtime_table(opts.output_dir, req.project, req.macros)
     # stdout is for meson.build; the notes, on stderr, are its messages (a warning has a line of its own)
     notes = "".join(f"ccopt-meson: note: {note}\n" for note in det.notes if not note.startswith("warning: "))
     sys.stderr.write(notes)
@@ -275,27 +279,44 @@ def _meson_run() -> list[str] | None:
     return [str(ppid), start]
 
 
+def _check_source_ids(sources: list[str]) -> None:
+    """Each source's macros are named after its id (``a-b.dispatch.c`` and ``a_b.dispatch.c`` are both
+    ``a_b_dispatch``): two sources of one id would share them, and a caller would run one source's versions
+    with the other's checks."""
+    seen: dict[str, str] = {}
+    for source in sources:
+        sid = emit.source_id(source)
+        if seen.setdefault(sid, source) != source:
+            raise InputError(f"dispatch sources '{seen[sid]}' and '{source}' have the same macro id {sid} "
+                             "(every character but letters, digits and '_' becomes '_'), so their headers would "
+                             "share one set of macros; rename one of them")
+
+
 def _check_one_call_per_prefix(out_dir: StrPath, prefix: str, sources: list[str]) -> None:
     """A second ``targets`` call of one Meson run in one directory, with the same prefix, would make
     libraries of the same names, which Meson refuses in its own words: named here, with the way out."""
     import json
 
     run = _meson_run()
-    if run is None:
+    if run is None or not sources:
         return
     path = os.path.join(out_dir, f"ccopt-targets-{prefix}.json")
-    try:
-        with open(path, encoding="utf-8") as fh:
-            last = json.load(fh)
-    except (OSError, ValueError):
+    try:  # a record that is missing, not a regular file, too big or not ours is no earlier call
+        last = schema.read_document(path, CALL_RECORD_BYTES, "targets call record", "cache.schema.json",
+                                    "targets_call").value
+    except (OSError, InputError, TableError):
         last = None
-    if isinstance(last, dict) and last.get("meson") == run and last.get("sources") != sources:
-        first = last.get("sources") or ["?"]
+    if last is not None and last["meson"] == run and last["sources"] != sources:
+        first = last["sources"]
         raise InputError(f"a second 'targets' call in {fsio.show_path(out_dir)} ('{sources[0]}' after "
                          f"'{first[0]}') with prefix '{prefix}' would make libraries of the same names; pass "
                          "'--prefix', 'NAME' to one of the calls (libraries are named PREFIX_TARGET)")
+    record = {"generator": fsio.MARK, "key": "ccopt-targets-call-v1", "meson": run, "sources": sources}
+    try:
+        schema.check(record, "cache.schema.json", "targets_call")  # never a record its own reader refuses
+    except TableError:
+        return
     if fsio.generated_by_us(path):  # never a file of someone else's under that name
-        record = {"generator": fsio.MARK, "key": "ccopt-targets-call-v1", "meson": run, "sources": sources}
         fsio.atomic_write(path, json.dumps(record) + "\n")
 
 
@@ -352,6 +373,7 @@ def targets(opts: TargetsOptions) -> int:
     if clash:  # both would write the same <source>.h into one build directory
         raise InputError(f"two dispatch sources would share the generated header {clash}; "
                          "rename one, or call 'targets' from each source's own meson.build")
+    _check_source_ids([k.source for k in kernels])
     check_field(opts.prefix, "--prefix")
     _check_one_call_per_prefix(out_dir, opts.prefix, [k.source for k in kernels])
     # every header path is checked before any is written
@@ -378,12 +400,12 @@ def targets(opts: TargetsOptions) -> int:
     return 0
 
 
-def _write_runtime_table(out_dir: str | os.PathLike[str], project: Project | None) -> None:
+def _write_runtime_table(out_dir: str | os.PathLike[str], project: Project | None, macros: Macros) -> None:
     """``ccopt_cpu_table.h`` (what ccopt_cpu.c walks) for the current tables: never a stale copy.
 
-    A table made from these tables already is left alone without loading the generator.
+    A table made from these tables (and this macro protocol) already is left alone without loading the generator.
     """
-    digest = data_digest(project)
+    digest = data_digest(project) + ("" if macros == Macros() else f"+{macros.prefix}{macros.style}")
     try:
         head = fsio.read_head(os.path.join(out_dir, RUNTIME_TABLE), 1024)
     except OSError:
@@ -391,7 +413,7 @@ def _write_runtime_table(out_dir: str | os.PathLike[str], project: Project | Non
     if head is None or provenance(digest).encode() not in head:
         from .emit_runtime import write_table  # the generator loads only when the tables changed
 
-        write_table(out_dir, digest, project)
+        write_table(out_dir, digest, project, (macros.prefix, macros.style))
 
 
 def _caller_build_dir() -> str:

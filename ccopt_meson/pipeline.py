@@ -16,6 +16,7 @@ from . import cache, fsio
 from ._record import TYPE_CHECKING
 from .errors import CcoptError, CompilerError, InputError
 from .records import (
+    BASELINE_DETECT,
     DEFAULT_BASELINE,
     DEFAULT_DISPATCH,
     CompilerInfo,
@@ -29,10 +30,10 @@ from .records import (
 from .resolve import Token, evaluate, explain_names, render_tokens, resolve, tokenize, uses
 from .tables import (
     Table,
+    check_macros,
     compiler_spec,
     families_of,
     machines,
-    macro_style,
     native_flags_anywhere,
     picks_cpu,
     reference_compiler,
@@ -55,12 +56,12 @@ __all__ = ["Request", "Detection", "detect", "document", "flush", "read", "DEFAU
 def _check(req: Request) -> None:
     if not req.command or not all(isinstance(c, str) and c for c in req.command):
         raise InputError("the compiler command is empty; pass --cc or set CC")
+    if req.baseline_detect not in BASELINE_DETECT:
+        raise InputError(f"baseline-detect: '{str(req.baseline_detect)[:40]}' is not one of "
+                         f"{', '.join(BASELINE_DETECT)}")
     if req.lang not in ("c", "cpp"):
         raise InputError(f"unknown language '{req.lang}'; use 'c' or 'cpp'")
-    if not re.fullmatch(r"[A-Z][A-Z0-9_]{0,30}_", req.macros.prefix):
-        raise InputError(f"macro-prefix: '{req.macros.prefix[:40]}' must be upper-case letters, digits and '_', "
-                         "ending in '_' (CCOPT_, NPY_)")
-    macro_style(req.macros.style)
+    check_macros(req.macros.prefix, req.macros.style)
     _one_architecture([*req.command, *req.args])
 
 
@@ -80,9 +81,11 @@ def _one_architecture(words: Sequence[str]) -> None:
 
 
 def expressions(req: Request) -> Expressions:
-    """The two expressions, parsed; the user's own ``-march`` adds DETECT to the baseline."""
-    base = tokenize(req.baseline, "cpu-baseline", req.project)
-    disp = tokenize(req.dispatch, "cpu-dispatch", req.project)
+    """The two expressions, parsed; the user's own ``-march`` adds DETECT to the baseline (``baseline_detect``
+    'auto'; 'enabled': always, 'disabled': never)."""
+    notes: list[str] = []
+    base = tokenize(req.baseline, "cpu-baseline", req.project, notes)
+    disp = tokenize(req.dispatch, "cpu-dispatch", req.project, notes)
     explain_names(req.explain, req.project)  # each a feature name: the same one-line errors as the CLI's
     if req.disable_optimization:
         for opt, toks, default in (("cpu-baseline", base, DEFAULT_BASELINE), ("cpu-dispatch", disp, DEFAULT_DISPATCH)):
@@ -91,11 +94,12 @@ def expressions(req: Request) -> Expressions:
                     f"{opt}: '{render_tokens(toks).lower()}' conflicts with disable-optimization=true, "
                     f"which turns every CPU feature off; unset one of the two"
                 )
-        return Expressions((), (), any(a in native_flags_anywhere() for a in req.args))
-    if any(picks_cpu(a) for a in req.args) and not uses(base, "DETECT"):
+        return Expressions((), (), any(a in native_flags_anywhere() for a in req.args), tuple(notes))
+    detect = {"auto": any(picks_cpu(a) for a in req.args), "enabled": True, "disabled": False}[req.baseline_detect]
+    if detect and not uses(base, "DETECT"):
         base = [*base, Token("+", "DETECT")]
     native = uses(base + disp, "NATIVE") or any(a in native_flags_anywhere() for a in req.args)
-    return Expressions(tuple(base), tuple(disp), native)
+    return Expressions(tuple(base), tuple(disp), native, tuple(notes))
 
 
 
@@ -149,7 +153,7 @@ def document(req: Request, probed: Probed, hit: bool = False, key: str = "", pro
     ``expr``: the request's ``expressions`` when the caller has them already."""
     expr = expressions(req) if expr is None else expr
     table = _table(req, probed)
-    notes: list[str] = []
+    notes: list[str] = list(expr.notes)
     baseline: tuple[str, ...] = ()
     dispatch: tuple[str, ...] = ()
     if table is None:

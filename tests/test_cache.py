@@ -474,7 +474,7 @@ def test_two_build_dirs_do_not_interfere(tmp_path: Path) -> None:
         assert sorted(p.name for p in build.iterdir()) == [CACHE]
 
 
-# --- untrusted input, bounds and processes (docs/robustness.md section 9)
+# --- untrusted input, bounds and processes (docs/explanation/robustness.md section 9)
 INSTANT = str(ROOT / "tests" / "fakecc" / "instant")
 EVIL = "-fplugin=/tmp/evil.so"
 SOURCE = "/*@targets $maxopt baseline avx2 (fma3 avx2) avx512_skx sse41 */\n"

@@ -71,10 +71,16 @@ def test_meson_option_defaults_match_the_cli() -> None:
 
 
 def test_readme_test_command_is_what_ci_runs() -> None:
-    readme = (ROOT / "README.md").read_text()
+    """The contributors' set-up (README and CONTRIBUTING.md): a venv and `detect`, then the test command CI runs."""
+    from .snippets import snippet
+
+    setup = snippet("contributing/setup")
     ci = (ROOT / ".ci" / "run").read_text()
     command = 'python3 -m pytest -m "slow or not slow" -n 2'
-    assert command in readme and command in ci
+    assert command in setup and command in ci
+    first, second = setup.splitlines()
+    assert "python3 -m venv" in first and first.endswith("&& ccopt-meson detect") and ".ci/run" not in setup
+    assert second.endswith(command) and "ruff check" in ci and "mypy --strict" in ci
 
 
 def test_ci_installs_the_meson_releases_the_tests_use() -> None:
@@ -127,8 +133,10 @@ def test_import_graph_has_no_cycle() -> None:
         if mod not in state:
             visit(mod, [mod])
     assert graph["tables"] <= {"errors", "schema", "flags", "_record"}, "the tables are the bottom stage"
-    for leaf in ("errors", "schema", "flags", "tokens"):  # below the tables: they need nothing of the package's
+    for leaf in ("errors", "flags", "tokens"):  # below the tables: they need nothing of the package's
         assert graph.get(leaf, set()) <= {"errors", "_record"}, leaf
+    # the one reader of every JSON input: the bounded read of fsio, which needs only the errors and the mark
+    assert graph["schema"] <= {"errors", "fsio", "_record"} and graph["fsio"] <= {"errors", "version", "_record"}
     assert graph["_record"] == set(), "the record base is below everything"
 
 
@@ -147,8 +155,8 @@ def test_no_module_reaches_into_another_modules_private_names() -> None:
 
 
 def test_robustness_doc_points_at_existing_tests() -> None:
-    """Every ``tests/FILE.py::test_name`` in docs/robustness.md names a test function of that file."""
-    doc = (ROOT / "docs" / "robustness.md").read_text()
+    """Every ``tests/FILE.py::test_name`` in docs/explanation/robustness.md names a test function of that file."""
+    doc = (ROOT / "docs" / "explanation" / "robustness.md").read_text()
     refs = set(re.findall(r"`(tests/test_\w+\.py)::(test_\w+)", doc))
     assert len(refs) > 50
     defined = {
@@ -198,7 +206,7 @@ def test_records_are_the_namedtuples_typing_would_make() -> None:
     assert Ours.__module__ == __name__ and Ours.__qualname__.endswith("Ours") and not hasattr(Ours(1), "__dict__")
     assert repr(Ours(1)) == "Ours(a=1, b='x')" and Ours(1)._asdict() == collections.OrderedDict(a=1, b="x")
     assert Feature._fields[0] == "name" and pickle.loads(pickle.dumps(Feature._field_defaults)) == {
-        "runtime": {}, "probe_file": ""}
+        "runtime": {}, "probe_file": "", "detect": (), "flags_replace": ""}
     assert "__eq__" in vars(Project) and "__hash__" in vars(Project)  # a record's own methods are kept
     with pytest.raises(TypeError, match="without a default follows"):
         class Bad(NamedTuple):

@@ -21,6 +21,7 @@ from ccopt_meson.resolve import Token, tokenize
 from ccopt_meson.tables import DATA_DIR
 
 from .conftest import ROOT, FakeCompiler, need
+from .helpers import x86_gcc
 
 RUNTIME = DATA_DIR.parent / "runtime"
 
@@ -111,6 +112,32 @@ def test_runs_and_per_target_checks(doc: Detection, tmp_path: Path, gcc: str) ->
     assert got == {"SSE41": "1 0 1 0 1", "BASELINE": "0 0 0 0 1"}
     with pytest.raises(subprocess.CalledProcessError):  # a target the source was not compiled for
         compile_and_run(tmp_path, gcc, main_c.replace("(pitch_dispatch, SSE41)", "(pitch_dispatch, AVX512F)"))
+
+
+# What a library means by its "AVX2" code, and what Highway's HWY_AVX2 needs (hwy/detect_targets.h: its
+# SSE4 level's SSE4.1, SSE4.2, PCLMUL and AES, then AVX2, BMI2, FMA and F16C), as docs/reference/features.md
+# writes them.
+AVX2_NAMES = {
+    "avx2": {"__AVX2__", "__F16C__"},
+    "(avx2 fma3)": {"__AVX2__", "__F16C__", "__FMA__"},
+    "(avx2 fma3 bmi2 aes pclmulqdq)": {"__AVX2__", "__F16C__", "__FMA__", "__BMI2__", "__AES__", "__PCLMUL__",
+                                       "__SSE4_1__", "__SSE4_2__"},
+}
+
+
+@pytest.mark.parametrize("text", list(AVX2_NAMES))
+def test_the_avx2_names_of_the_docs_define_what_they_promise(doc: Detection, tmp_path: Path, text: str) -> None:
+    """numpy's `avx2` has no FMA (a kernel calling _mm256_fmadd_ps fails with 'target specific option
+    mismatch', one testing __FMA__ silently runs mul+add); `(avx2 fma3)` is AVX2 with FMA; Highway's AVX2
+    level also needs BMI2, AES and PCLMUL, which x86_v3 lacks two of."""
+    gcc = x86_gcc()
+    (target,) = select(parse_targets(text, "k"), doc)
+    flags = [a for a in target.args if not a.startswith("-D")]
+    out = subprocess.run([gcc, *flags, "-dM", "-E", "-x", "c", "/dev/null"], capture_output=True, text=True,
+                         check=True).stdout
+    defined = set(re.findall(r"^#define (__\w+__) ", out, re.M))
+    assert AVX2_NAMES[text] <= defined and ("__FMA__" in defined) == ("fma3" in text)
+    assert f"`{text}`" in (ROOT / "docs" / "reference" / "features.md").read_text()
 
 
 def test_a_source_whose_header_is_missing_is_a_compile_error_naming_it(doc: Detection, tmp_path: Path,
@@ -212,7 +239,7 @@ def test_error_locations_keep_the_directory(tmp_path: Path, feature_file: Path, 
 
 def test_multi_feature_targets_are_named_lowest_first_as_documented(doc: Detection) -> None:
     assert [t.name for t in select(parse_text("/*@targets (avx2 fma3) */"), doc)] == ["FMA3__AVX2"]
-    assert "`(avx2 fma3)` builds the target `FMA3__AVX2`" in (ROOT / "README.md").read_text()
+    assert "`(avx2 fma3)` builds the target `FMA3__AVX2`" in (ROOT / "docs" / "reference" / "grammars.md").read_text()
 
 
 @pytest.mark.parametrize("text", ["", "  ", ", ,", "+", "-"])
@@ -317,8 +344,8 @@ def test_meson_minimum_agrees_across_pyproject_meson_build_readme_and_projects()
     assert project
     minimum = project.group(1)
     assert f'"meson>={minimum}"' in (ROOT / "pyproject.toml").read_text()
-    readme = (ROOT / "README.md").read_text()
-    assert f"Requires Meson >= {minimum}" in readme
+    assert f"Meson >= {minimum} and a C compiler" in (ROOT / "README.md").read_text()
+    assert f"Meson >= {minimum} (Debian 12's" in (ROOT / "docs" / "tutorial" / "use-from-meson.md").read_text()
     for path in [ROOT / "README.md", ROOT / "examples" / "dot" / "meson.build",
                  *sorted((ROOT / "tests" / "projects").glob("*/meson.build"))]:
         assert set(re.findall(r"meson_version: '>=([\d.]+)'", path.read_text())) <= {minimum}, path

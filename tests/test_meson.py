@@ -626,3 +626,17 @@ def test_a_parents_own_options_take_effect_after_the_first_configure(tmp_path: P
     log = (b.dir / "meson-logs" / "meson-log.txt").read_text()
     assert re.search(r"parent baseline: [A-Z0-9_ ]* AVX2\b", log)
     assert "parent library: ccopt_AVX2" not in log.rsplit("parent baseline:", 1)[1]  # AVX2 is the baseline now
+
+
+def test_a20_a_features_file_that_is_a_fifo_is_one_error_line_not_a_hang(tmp_path: Path) -> None:
+    """Meson's own fs.read of the features file ran before the helper's bounded read: a FIFO hung
+    'meson setup'. The helper reads it first and refuses it in one line."""
+    src = written(tmp_path / "fifo", {"meson.build": "project('fifo', 'c')\n"
+                                      "subproject('ccopt-meson', default_options: ['features-file=f.json'])\n"})
+    os.mkfifo(src / "f.json")
+    b = Build(tmp_path, src)
+    r = subprocess.run([*b.meson, "setup", str(b.dir)], cwd=src, env=b.env, capture_output=True, text=True,
+                       timeout=300)
+    assert r.returncode != 0
+    assert "ccopt-meson: error: features file" in r.stdout and "is a FIFO, not a regular file" in r.stdout, \
+        r.stdout[-2000:]

@@ -13,6 +13,7 @@ from typing import Any, Callable
 import pytest
 
 from ccopt_meson import Request, cache, fsio
+from ccopt_meson.errors import InputError
 
 from .conftest import ROOT, FakeCompiler, detect_doc, need
 from .helpers import (
@@ -163,7 +164,7 @@ def test_same_inputs_give_byte_identical_files(tmp_path: Path) -> None:
     assert "ccopt-" not in files[CACHE][0].decode().replace("ccopt-meson", ""), "scratch paths leaked into reasons"
 
 
-# --- untrusted input, bounds and processes (docs/robustness.md section 9)
+# --- untrusted input, bounds and processes (docs/explanation/robustness.md section 9)
 EVIL = "-fplugin=/tmp/evil.so"
 
 
@@ -373,3 +374,72 @@ def test_a_forged_cache_cannot_change_the_build(tmp_path: Path) -> None:
         changed = [p.name for p in watched if after[p] != before[p]]
         assert not changed, f"{name}: {changed} changed"
         assert EVIL.encode() not in b"".join(after.values()) and b"pwned" not in b"".join(after.values())
+
+
+# --------------------------------------------------------------------------- the targets call record (one reader)
+
+
+def _record_in_place(path: Path, kind: str) -> None:
+    if kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "dev-zero":
+        path.symlink_to("/dev/zero")
+    elif kind == "deep":
+        path.write_text("[" * 100_000 + "]" * 100_000)
+    elif kind == "huge":
+        path.write_text(" " * (2 << 20))
+    elif kind == "wrong-shape":
+        path.write_text(json.dumps({"generator": fsio.MARK, "key": "ccopt-targets-call-v1", "meson": 7,
+                                    "sources": "a"}))
+
+
+@pytest.mark.parametrize("kind", ["fifo", "dev-zero", "deep", "huge", "wrong-shape"])
+def test_a1_the_call_record_is_read_bounded_and_checked(tmp_path: Path, kind: str) -> None:
+    """The second-call record was read with open()+json.load: a FIFO hung (through ninja), /dev/zero was a
+    MemoryError, deep nesting a RecursionError. Now it is read like every input: no earlier call, at once."""
+    script = f"""
+import sys
+from ccopt_meson import meson_glue
+meson_glue._meson_run = lambda: ["1", "2"]
+meson_glue._check_one_call_per_prefix({str(tmp_path)!r}, "ccopt", ["a.dispatch.c"])
+print("ok")
+"""
+    _record_in_place(tmp_path / "ccopt-targets-ccopt.json", kind)
+    r = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60,
+                       env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    assert (r.returncode, r.stdout, r.stderr) == (0, "ok\n", "")
+
+
+def test_a1_a_record_written_is_one_its_reader_accepts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from ccopt_meson import meson_glue, schema
+
+    monkeypatch.setattr(meson_glue, "_meson_run", lambda: ["1", "2"])
+    meson_glue._check_one_call_per_prefix(tmp_path, "ccopt", ["a.dispatch.c"])
+    doc = schema.read_document(tmp_path / "ccopt-targets-ccopt.json", 1 << 20, "record", "cache.schema.json",
+                               "targets_call").value
+    assert doc["sources"] == ["a.dispatch.c"]
+    with pytest.raises(InputError, match="a second 'targets' call"):
+        meson_glue._check_one_call_per_prefix(tmp_path, "ccopt", ["b.dispatch.c"])
+
+
+# --------------------------------------------------------------------------- the macro protocol, per call
+
+
+def test_a9_runtime_false_with_the_ccopt_style_is_one_configure_line(tmp_path: Path) -> None:
+    """runtime=false with the ccopt style failed at link (its dispatch headers call ccopt_cpu_have)."""
+    one_error(cli(*configure_args(tmp_path, fakecc("instant"), "--runtime", "no")),
+              "runtime=false cannot be used with header-style=ccopt")
+    assert not list(tmp_path.iterdir())  # refused before anything is written
+    r = cli(*configure_args(tmp_path, fakecc("instant"), "--runtime", "no", "--header-style", "numpy",
+                            "--macro-prefix", "NPY_"))
+    assert r.returncode == 0, r.stderr
+
+
+@pytest.mark.parametrize("names", [("a-b.dispatch.c", "a_b.dispatch.c"), ("a.b.dispatch.c", "a_b.dispatch.c")])
+def test_a12_two_sources_of_one_macro_id_are_named(tmp_path: Path, feature_file: Path, names: tuple[str, str]) -> None:
+    """a-b.dispatch.c, a_b.dispatch.c and a.b.dispatch.c shared one macro namespace (a_b_dispatch): a real
+    build ran one source's AVX2 version on an AVX-512 CPU and never called the other's AVX512F one."""
+    for name in names:
+        (tmp_path / name).write_text("/*@targets baseline avx2 */\nint x;\n")
+    one_error(targets(feature_file, *(tmp_path / n for n in names), out=tmp_path),
+              f"dispatch sources '{names[0]}' and '{names[1]}' have the same macro id a_b_dispatch")

@@ -202,7 +202,7 @@ def test_every_recording_is_recordable_and_replayed(monkeypatch: pytest.MonkeyPa
     assert files - read == set()
 
 
-# --- untrusted input, bounds and processes (docs/robustness.md section 9)
+# --- untrusted input, bounds and processes (docs/explanation/robustness.md section 9)
 
 
 @pytest.fixture(scope="module")

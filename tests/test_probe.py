@@ -320,7 +320,7 @@ def test_fakecc_scripts_are_executable() -> None:
         assert path.read_bytes().startswith(b"#!") or path.name == "not-a-program"
 
 
-# --- untrusted input, bounds and processes (docs/robustness.md section 9)
+# --- untrusted input, bounds and processes (docs/explanation/robustness.md section 9)
 AARCH64_MACROS = "#define __aarch64__ 1\n#define __GNUC__ 12\n#define __ARM_NEON 1\n"
 ARM_NEON_H = "/usr/lib/gcc-cross/aarch64-linux-gnu/12/include/arm_neon.h"
 

@@ -131,6 +131,7 @@ class Builder:
         self.root = root
         self.built: dict[tuple[str, tuple[str, ...], tuple[str, ...]], Path] = {}
         (root / "driver.c").write_text(DRIVER)
+        (root / "xcomp.c").write_text(XCOMP_DRIVER)
         emit_runtime.write_table(root)  # what configure writes into the build directory
 
     def __call__(self, cc: str, *flags: str, sources: Sequence[str] = INFO) -> Path:
@@ -574,7 +575,7 @@ def test_runtime_table_generator_refuses_bad_data() -> None:
         er._MachineData("x86_64").add_feature("AVX2", {"win_pf": 0}, [], False)
 
 
-# --- untrusted input, bounds and processes (docs/robustness.md section 9)
+# --- untrusted input, bounds and processes (docs/explanation/robustness.md section 9)
 ENV_WARNINGS = ("-std=c99", "-Wall", "-Wextra", "-pedantic", "-Werror", "-O1")
 
 
@@ -709,7 +710,6 @@ def test_amx_permission_is_requested_only_by_a_query_of_amx(build: Builder, tmp_
     """A library without AMX code must not change its host: the tile-data permission makes the kernel size
     every signal frame for it (a host's 8 KiB sigaltstack then fails).  ccopt_cpu_init() and the queries of
     other features make no arch_prctl; the first AMX query makes exactly one, and its answer counts."""
-    (build.root / "xcomp.c").write_text(XCOMP_DRIVER)
     binary = build("gcc", "-DCCOPT_HAVE_SSE", sources=(*LIB, "xcomp.c"))
     for arg in ("plain", "real"):
         calls, out = _xcomp_requests(binary, arg, tmp_path)
@@ -718,3 +718,18 @@ def test_amx_permission_is_requested_only_by_a_query_of_amx(build: Builder, tmp_
     assert len(calls) == 1, calls
     granted = calls[0].rstrip().endswith("= 0")
     assert out.splitlines()[1] == f"{int(granted)} {int(granted)}"
+
+
+def test_a_quiet_build_says_nothing_on_stderr_and_still_applies_the_masks(build: Builder) -> None:
+    """A library must not write to its host's stderr: built with CCOPT_CPU_QUIET (the Meson option
+    runtime-messages=false), what it ignores in the environment goes unsaid; what it applies still applies."""
+    loud = build("gcc", "-DCCOPT_HAVE_SSE", sources=(*LIB, "xcomp.c"))
+    quiet = build("gcc", "-DCCOPT_HAVE_SSE", "-DCCOPT_CPU_QUIET", sources=(*LIB, "xcomp.c"))
+    for env in ({"CCOPT_DISABLE_CPU_FEATURES": "NOPE SSE"}, {"CCOPT_ENABLE_CPU_FEATURES": "NOPE"},
+                {"CCOPT_DISABLE_CPU_FEATURES": "AVX2", "CCOPT_ENABLE_CPU_FEATURES": "SSE2"}):
+        said = subprocess.run([str(loud), "real"], capture_output=True, text=True, env=_env(env), timeout=60)
+        silent = subprocess.run([str(quiet), "real"], capture_output=True, text=True, env=_env(env), timeout=60)
+        assert said.stderr.startswith("ccopt: ") and silent.stderr == "" and silent.stdout == said.stdout, env
+    masked = subprocess.run([str(quiet), "real"], capture_output=True, text=True, timeout=60,
+                            env=_env({"CCOPT_DISABLE_CPU_FEATURES": "AVX2_ISA"}))
+    assert masked.stdout.split()[1] == "0"  # CCOPT_CPU_HAVE(AVX2)

@@ -399,6 +399,13 @@ static const char *ccopt__token(const char *s, size_t *n)
 /* What the environment parser says is bounded: a variable holding 1 MB of names must not print
  * megabytes, and its bytes must never reach the terminal raw (an ESC would be a terminal command). */
 #define CCOPT__ENV_MESSAGES 8 /* messages per variable; the rest are counted */
+/* CCOPT_CPU_QUIET: a library that must not write to its host's stderr says nothing about the
+ * environment variables (they still apply). */
+#ifdef CCOPT_CPU_QUIET
+#define CCOPT__QUIET 1
+#else
+#define CCOPT__QUIET 0
+#endif
 #define CCOPT__ENV_ECHO 40    /* bytes of one name echoed */
 
 typedef struct {
@@ -410,7 +417,7 @@ typedef struct {
 /* Start one message about `log->var`; 0 (and counted) once the variable has said enough. */
 static int ccopt__say(ccopt__env_log *log)
 {
-    if (log->said >= CCOPT__ENV_MESSAGES) {
+    if (CCOPT__QUIET || log->said >= CCOPT__ENV_MESSAGES) {
         ++log->hidden;
         return 0;
     }
@@ -421,7 +428,7 @@ static int ccopt__say(ccopt__env_log *log)
 
 static void ccopt__said(const ccopt__env_log *log)
 {
-    if (log->hidden != 0)
+    if (log->hidden != 0 && !CCOPT__QUIET)
         fprintf(stderr, "ccopt: %s: %lu more ignored names not shown\n", log->var, log->hidden);
 }
 
@@ -492,8 +499,9 @@ static void ccopt__apply_env(unsigned char *raw, const unsigned char *base)
     size_t n;
     int i, known = 0;
     if (dis != NULL && en != NULL) {
-        fprintf(stderr, "ccopt: %s and %s are both set; set only one of them (both are ignored)\n", dis_var,
-                en_var);
+        if (!CCOPT__QUIET)
+            fprintf(stderr, "ccopt: %s and %s are both set; set only one of them (both are ignored)\n",
+                    dis_var, en_var);
         return;
     }
     for (tok = ccopt__token(dis ? dis : "", &n); tok != NULL; tok = ccopt__token(tok + n, &n)) {
@@ -523,8 +531,9 @@ static void ccopt__apply_env(unsigned char *raw, const unsigned char *base)
     }
     ccopt__said(&en_log);
     if (!known) { /* every name was ignored: so is the variable, not every dispatch feature */
-        fprintf(stderr, "ccopt: %s names no CPU feature of %s; ignored (all features stay enabled)\n", en_var,
-                CCOPT_CPU_MACHINE);
+        if (!CCOPT__QUIET)
+            fprintf(stderr, "ccopt: %s names no CPU feature of %s; ignored (all features stay enabled)\n",
+                    en_var, CCOPT_CPU_MACHINE);
         return;
     }
     for (i = 0; i < CCOPT_CPU_MAX_FEATURE; ++i)

@@ -46,7 +46,9 @@
  *
  * Compile-time knobs: CCOPT_CPU_API (declaration prefix; define it empty to
  * export the functions); CCOPT_CPU_NO_GETAUXVAL (always read /proc/self/auxv
- * on Linux).
+ * on Linux); CCOPT_CPU_QUIET (no message about the environment variables on
+ * stderr, for a library that must not write to its host's: the Meson option
+ * runtime-messages=false).  ccopt_cpu_no_version() still says why it aborts.
  */
 #ifndef CCOPT_CPU_H
 #define CCOPT_CPU_H

@@ -152,7 +152,7 @@ def _configure_lines(det: Detection, path: str) -> list[str]:
     base_args = det.baseline_args()
     lines = [
         ("arch", det.arch),
-        ("compiler", f"{det.compiler.id}-{det.compiler.version}".replace(" ", "_")),
+        ("compiler", check_field(f"{det.compiler.id}-{det.compiler.version}".replace(" ", "_"), "compiler version")),
         ("baseline_names", " ".join(det.baseline)),
         ("baseline_args", _args_field(base_args, "baseline argument")),
         ("dispatch_names", " ".join(det.dispatch)),

@@ -179,7 +179,7 @@ def _decode(doc: Any, project: Project | None, reader: bool = False) -> Stored:
                   lang=r["lang"], compiler_id=r["compiler_id"], compiler_version=r["compiler_version"],
                   cpu_family=r["cpu_family"], cross=r["cross"], disable_optimization=r["disable_optimization"],
                   debug_build=r["debug_build"], explain=tuple(r["explain"]), project=project,
-                  macros=_macros(r.get("macros")))
+                  macros=_macros(r.get("macros")), baseline_detect=r.get("baseline_detect", "auto"))
     if p["arch"] is not None:
         try:
             known = all_names_of(machine_by_name(p["arch"]).family, project)
@@ -260,7 +260,7 @@ def _request_doc(r: Request) -> dict[str, Any]:
             "dispatch": r.dispatch, "lang": r.lang, "compiler_id": r.compiler_id,
             "compiler_version": r.compiler_version, "cpu_family": r.cpu_family, "cross": r.cross,
             "disable_optimization": r.disable_optimization, "debug_build": r.debug_build,
-            "explain": list(r.explain), "macros": list(r.macros),
+            "explain": list(r.explain), "macros": list(r.macros), "baseline_detect": r.baseline_detect,
             "project": None if proj is None else {"path": proj.path, "given": proj.given, "digest": proj.digest}}
 
 
@@ -268,7 +268,7 @@ def _request_doc(r: Request) -> dict[str, Any]:
 _FIELDS = {"command": "the compiler command", "args": "a compile argument", "baseline": "cpu-baseline",
            "dispatch": "cpu-dispatch", "compiler_id": "--compiler-id", "compiler_version": "--compiler-version",
            "cpu_family": "--cpu-family", "explain": "explain", "project": "--features-file",
-           "macros": "macro-prefix"}
+           "macros": "macro-prefix", "baseline_detect": "baseline-detect"}
 
 
 def check_request(r: Request) -> None:

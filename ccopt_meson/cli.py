@@ -15,7 +15,7 @@ import sys
 from . import cache, fsio, pipeline, project
 from ._record import TYPE_CHECKING
 from .errors import CcoptError, InputError, did_you_mean
-from .records import DEFAULT_BASELINE, DEFAULT_DISPATCH, Detection, Macros, Request
+from .records import BASELINE_DETECT, DEFAULT_BASELINE, DEFAULT_DISPATCH, Detection, Macros, Request
 from .version import __version__
 
 if TYPE_CHECKING:
@@ -47,6 +47,8 @@ def _compiler_options(p: _Adder) -> None:
     p.add_argument("--baseline", default=DEFAULT_BASELINE, help="cpu-baseline expression (default: %(default)s)")
     p.add_argument("--dispatch", default=DEFAULT_DISPATCH, help="cpu-dispatch expression (default: %(default)s)")
     p.add_argument("--disable-optimization", action="store_true", help="no baseline flags and no dispatch targets")
+    p.add_argument("--baseline-detect", choices=BASELINE_DETECT, default="auto",
+                   help="add 'detect' to the baseline: when the args pick a CPU (auto, the default), always or never")
     p.add_argument("--debug-build", action="store_true", help="a debug build: the $maxopt policy adds nothing")
     p.add_argument("--build-dir", metavar="DIR", help="keep the feature cache in DIR")
     p.add_argument("--flush", action="store_true", help="delete the cache first, so everything is probed again")
@@ -93,6 +95,7 @@ def request_from(ns: argparse.Namespace, explain: Sequence[str] = (), env_flags:
         cross={"auto": None, "yes": True, "no": False}[ns.cross],
         disable_optimization=ns.disable_optimization, debug_build=ns.debug_build, explain=tuple(explain),
         project=project.load(ns.features_file), macros=Macros(ns.macro_prefix, ns.header_style),
+        baseline_detect=ns.baseline_detect,
     )
 
 

@@ -253,7 +253,10 @@ def _choose(st: Statement, det: Detection, table: Table) -> list[tuple[str, ...]
         members = tuple(table.sort(ahead)) if ahead else (table.sort(t)[-1],)
         if members not in chosen:
             chosen.append(members)
-    if "KEEP_BASELINE" not in st.policies:
+    # numpy's protocol: a list without 'baseline' has no fallback, so it keeps what the baseline covers
+    keep = "KEEP_BASELINE" in st.policies or (not st.baseline and table.project is not None
+                                               and table.project.keep_covered)
+    if not keep:
         chosen = [m for m in chosen if not all(n in baseline for n in m)]
     # mutual implication ties (e.g. MSVC's FMA3 <-> AVX2) keep the higher feature only
     chosen = [m for m in chosen if not (len(m) == 1 and any(

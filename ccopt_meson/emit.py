@@ -135,7 +135,8 @@ def numpy_dispatch_header(det: Detection, source: str, targets: Sequence[Target]
     (``#undef`` first: numpy's headers redefine them per source), read by numpy's ``npy_cpu_dispatch.h``.
 
     numpy's run-time does not enforce implication, so each target tests its whole implied closure,
-    as far as the run-time knows the names (a project's ``max`` list names them), not its members alone.
+    as far as the run-time knows the names (a project's ``max`` list names them), not its members alone;
+    a project's own feature set says what to test itself (each row's ``detect``, as numpy's rows do).
     """
     p = det.request.macros.prefix
     table = det.table
@@ -157,9 +158,11 @@ def numpy_dispatch_header(det: Detection, source: str, targets: Sequence[Target]
             raise InputError(f"dispatch source '{fsio.base_name(source)}': target {t.name} needs "
                              f"{', '.join(untestable)}, which the project's run-time cannot test (its features "
                              "file's 'max' does not list it); remove it from the target list or add it to 'max'")
-        # implied names the run-time does not know are implied by the hardware of a member it tests
-        tests = [n for n in table.sort(table.closure(t.checks or t.members)) if known is None or n in known]
-        cond = "&&".join(f"TEST_CB({n})" for n in tests)
+        if table.project is not None and table.project.owns:  # the project's own rule (numpy's 'detect')
+            tests = table.detect_of(t.members)
+        else:  # implied names the run-time does not know are implied by the hardware of a member it tests
+            tests = [n for n in table.sort(table.closure(t.checks or t.members)) if known is None or n in known]
+        cond = "&&".join(f"TEST_CB({n})" for n in tests) or "1"
         rows.append(f"{p}_MTARGETS_EXPAND(EXEC_CB(({cond}), {t.name}, __VA_ARGS__))")
     lines += _xmacro(f"#define {p}MTARGETS_CONF_DISPATCH(TEST_CB, EXEC_CB, ...)", "{item}", rows)
     return "\n".join(lines) + "\n"

@@ -163,9 +163,10 @@ def _configure_lines(det: Detection, path: str) -> list[str]:
         # NAME:STATE for every feature of the machine (Detection.state): the subproject's feature_states
         ("feature_states", " ".join(f"{n}:{det.state(n)}" for n in (det.table.features if det.table else ()))),
     ]
-    warning = next((n for n in det.notes if n.startswith("warning: ")), None)  # pipeline.guaranteed_failure's
-    if warning:  # meson.build shows it with warning(), and the other notes with message()
-        text = "".join(c if c.isascii() and c.isprintable() else "?" for c in warning.removeprefix("warning: "))
+    # pipeline.guaranteed_failure's, a retired name's: one line, which meson.build shows with warning()
+    warning = "; ".join(n.removeprefix("warning: ") for n in det.notes if n.startswith("warning: "))
+    if warning:  # and the other notes with message()
+        text = "".join(c if c.isascii() and c.isprintable() else "?" for c in warning)
         lines.append(("warning", text))  # compiler output: printable ASCII only, to fit the line protocol
     # every enabled target gets its line (no @targets policy applies here: no tie filter)
     for name in det.dispatch:
@@ -326,6 +327,24 @@ def _check_something_is_built(k: Kernel, chosen: list[dispatch.Target], det: Det
                          "(or '$keep_baseline' to build those targets anyway)")
 
 
+def _dropped_targets(kernels: list[Kernel], det: Detection) -> list[str]:
+    """One note per name of this machine in the target lists that the compiler cannot build, with its reason
+    (on stderr, which Meson logs; ``message(r.stderr())`` shows it on the console)."""
+    if det.table is None:
+        return []
+    where: dict[str, list[str]] = {}
+    for k in kernels:
+        for n in (n for t in k.statement.targets for n in t):
+            if n in det.table.features and det.supported(n) is False and k.source not in where.get(n, []):
+                where.setdefault(n, []).append(k.source)
+    notes = []
+    for n, sources in where.items():
+        first = (det.reason(n).splitlines() or ["failed"])[0][:200]
+        more = f" and {len(sources) - 1} more" if len(sources) > 1 else ""
+        notes.append(f"targets: {n} dropped from {sources[0]}{more}: the compiler cannot build it ({first})")
+    return notes
+
+
 def _library(prefix: str, target: dispatch.Target, policies: frozenset[str]) -> str:
     """One library per distinct set of compile args: the target plus the policies that change args."""
     opt = "_maxopt" if policies & {"MAXOPT", "AUTOVEC"} else ""
@@ -375,6 +394,7 @@ def targets(opts: TargetsOptions) -> int:
              dispatch.select(k.statement, det)) for k in kernels]
     for k, _, chosen in plan:
         _check_something_is_built(k, chosen, det)
+    sys.stderr.write("".join(f"ccopt-meson: note: {n}\n" for n in _dropped_targets(kernels, det)))
     groups: dict[str, tuple[list[str], list[str], str, int]] = {}  # library -> (args, sources, target, rank)
     for k, header, chosen in plan:
         if header is not None:

@@ -20,11 +20,12 @@ if TYPE_CHECKING:
     from .tables import Project, Table
 
 
-__all__ = ["DEFAULT_BASELINE", "DEFAULT_DISPATCH", "JSON_SCHEMA_VERSION", "Macros", "Request", "Expressions",
-           "Outcome", "Probed", "CompilerInfo", "Policy", "Detection"]
+__all__ = ["DEFAULT_BASELINE", "DEFAULT_DISPATCH", "BASELINE_DETECT", "JSON_SCHEMA_VERSION", "Macros", "Request",
+           "Expressions", "Outcome", "Probed", "CompilerInfo", "Policy", "Detection"]
 
 DEFAULT_BASELINE = "min"
 DEFAULT_DISPATCH = "max"
+BASELINE_DETECT = ("auto", "enabled", "disabled")
 JSON_SCHEMA_VERSION = 1  # of the ``--json`` document users script against; the cache file has its own
 
 
@@ -52,6 +53,9 @@ class Request(NamedTuple):
     explain: tuple[str, ...] = ()
     project: Project | None = None  # a project's features file (``project.load``), None for the tables alone
     macros: Macros = Macros()
+    # when the baseline gains DETECT (what the user's own args enable): 'auto' when they pick a CPU
+    # (-march=, -mcpu=, ...), 'enabled' always, 'disabled' never (numpy's cpu-baseline-detect)
+    baseline_detect: str = "auto"
 
 
 class Expressions(NamedTuple):
@@ -60,6 +64,7 @@ class Expressions(NamedTuple):
     baseline: tuple[Token, ...]  # with DETECT added when the user's own args pick a CPU
     dispatch: tuple[Token, ...]
     native: bool  # the answer depends on the build machine's CPU ('native', ``-march=native``)
+    notes: tuple[str, ...] = ()  # what reading them said (a retired name's warning)
 
 
 class Outcome(NamedTuple):
@@ -183,8 +188,11 @@ class Detection(NamedTuple):
 
     def baseline_request(self) -> str:
         """What was asked for the baseline, with the user's own CPU choice that raised it (``-march=native``)."""
-        picked = [a for a in self.compiler.args if picks_cpu(a)]
+        policy = self.request.baseline_detect
+        picked = [a for a in self.compiler.args if picks_cpu(a)] if policy != "disabled" else []
         asked = repr(self.request.baseline)
+        if policy == "enabled" and not picked:
+            return f"{asked} + what the compile args enable"
         return f"{asked} + what {' '.join(picked)} enables" if picked else asked
 
     def baseline_flags(self) -> list[str]:

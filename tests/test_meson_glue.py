@@ -12,7 +12,7 @@ from typing import Any, Callable
 
 import pytest
 
-from ccopt_meson import Request, cache, fsio
+from ccopt_meson import Request, cache, fsio, host
 from ccopt_meson.errors import InputError
 
 from .conftest import ROOT, FakeCompiler, detect_doc, need
@@ -420,6 +420,23 @@ def test_a1_a_record_written_is_one_its_reader_accepts(tmp_path: Path, monkeypat
     assert doc["sources"] == ["a.dispatch.c"]
     with pytest.raises(InputError, match="a second 'targets' call"):
         meson_glue._check_one_call_per_prefix(tmp_path, "ccopt", ["b.dispatch.c"])
+
+
+def test_a_listed_target_the_compiler_cannot_build_is_one_note(tmp_path: Path) -> None:
+    """A target list naming what the compiler cannot build (AVX512_KNM with clang 14) gets one note per
+    name on stderr, with the compiler's reason, however many sources list it."""
+    if host.machine_name() != "x86_64":
+        pytest.skip("x86 names")
+    clang = need("clang")
+    build = tmp_path / "b"
+    knm = detect_doc(Request(command=(clang,)), build_dir=build)["features"]["AVX512_KNM"]
+    if knm["supported"]:
+        pytest.skip("this clang builds AVX512_KNM")
+    r = targets(build / CACHE, "a.dispatch.c: avx512_knm avx2", "b.dispatch.c: baseline avx512_knm", out=tmp_path)
+    assert r.returncode == 0, r.stderr
+    notes = [line for line in r.stderr.splitlines() if "dropped" in line]
+    assert notes == [f"ccopt-meson: note: targets: AVX512_KNM dropped from a.dispatch.c and 1 more: the compiler "
+                     f"cannot build it ({knm['reason'].splitlines()[0]})"]
 
 
 # --------------------------------------------------------------------------- the macro protocol, per call

@@ -101,10 +101,10 @@ def find(build_dir: str | os.PathLike[str]) -> list[Path]:
 
 
 def _digest(factors: Any) -> str:
-    import hashlib  # the key only: 'targets' and 'report' read the cache without one
+    from .digest import sha256  # the key only: 'targets' and 'report' read the cache without one
 
     # repr of plain tuples/str/int/bool/None is stable
-    return hashlib.sha256(repr(factors).encode("utf-8", "surrogateescape")).hexdigest()
+    return sha256(repr(factors).encode("utf-8", "surrogateescape")).hexdigest()
 
 
 def _cpu_identity() -> str:

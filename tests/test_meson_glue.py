@@ -460,3 +460,45 @@ def test_a12_two_sources_of_one_macro_id_are_named(tmp_path: Path, feature_file:
         (tmp_path / name).write_text("/*@targets baseline avx2 */\nint x;\n")
     one_error(targets(feature_file, *(tmp_path / n for n in names), out=tmp_path),
               f"dispatch sources '{names[0]}' and '{names[1]}' have the same macro id a_b_dispatch")
+
+
+@pytest.mark.parametrize(("option", "value"), [("--compiler-version", "12\ttarget:EVIL\t-fplugin=/tmp/evil.so"),
+                                               ("--compiler-version", "12\ntarget:EVIL\t-fplugin=/tmp/evil.so"),
+                                               ("--compiler-id", "gcc\ntarget:EVIL")])
+def test_a22_a_line_break_in_the_compiler_identity_adds_no_configure_line(tmp_path: Path, option: str,
+                                                                        value: str) -> None:
+    """A line break in --compiler-version/--compiler-id added lines to the configure protocol
+    (target:EVIL<TAB>-fplugin=...): refused in one line, nothing printed for meson.build."""
+    args = configure_args(tmp_path, fakecc("instant"))
+    if option == "--compiler-id":
+        args[args.index("--compiler-id") + 1] = value
+    else:
+        args += [option, value]
+    r = cli(*args)
+    one_error(r, option)
+    assert r.stdout == "" and "EVIL" not in r.stdout
+
+
+def test_targets_refuse_a_features_file_changed_since_configure(tmp_path: Path) -> None:
+    from ccopt_meson import project
+
+    features = tmp_path / "f.json"
+    features.write_text((ROOT / "tests" / "projects" / "numpy22" / "ccopt.json").read_text())
+    build = tmp_path / "b"
+    detect_doc(Request(command=("fakecc",), project=project.load(features)), build_dir=build, runner=FakeCompiler())
+    src = good_source(tmp_path)
+    assert targets(build / CACHE, src, out=tmp_path).returncode == 0  # the file the cache records, unchanged
+    features.write_text(features.read_text() + " ")
+    one_error(targets(build / CACHE, src, out=tmp_path), "changed since this build was configured")
+
+
+@pytest.mark.parametrize("prefix", ["../../x", "a/b", ".hidden", "", "a b"])
+def test_a2_the_library_prefix_is_a_plain_name(tmp_path: Path, feature_file: Path, prefix: str) -> None:
+    """--prefix ../../x wrote the call record outside the output dir."""
+    src = good_source(tmp_path)
+    out = tmp_path / "out" / "deep"
+    out.mkdir(parents=True)
+    r = cli("targets", str(src), "--feature-file", str(feature_file), "--output-dir", str(out), "--prefix", prefix,
+            cwd=out, env={"MESON_BUILD_ROOT": str(out)})
+    one_error(r, "--prefix: ", "must be a plain name")
+    assert sorted(p.name for p in tmp_path.rglob("*") if "ccopt-targets" in p.name) == []

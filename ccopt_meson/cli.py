@@ -280,12 +280,7 @@ def cmd_report(ns: argparse.Namespace) -> int:
     if not files:
         raise InputError(f"no ccopt feature file under '{ns.builddir}'; configure the project first")
     proj = project.load(ns.features_file)
-    try:
-        dets = [pipeline.read_file(f, project=proj) for f in files]
-    except InputError as exc:
-        if proj is not None:
-            raise
-        raise InputError(f"{exc} (if the build uses a project features file, pass it with --features-file)") from exc
+    dets = [pipeline.read_file(f, project=proj) for f in files]  # each with the features file it records
     if ns.json:
         docs = [d.to_json() for d in dets]
         _print_json(docs[0] if len(docs) == 1 else docs)
@@ -375,7 +370,7 @@ COMMANDS: dict[str, Command] = {
     "features": ("print the feature table of an architecture", _features_parser, cmd_features),
     "flush": ("delete a build directory's feature cache; the next ninja reconfigures", _builddir_parser, cmd_flush),
     "report": ("print what a configured build directory uses", _report_parser, cmd_report),
-    "setup": ("run 'meson setup ARGS', flushing first on --reconfigure/--wipe/--clearcache", _setup_parser, cmd_setup),
+    "setup": ("run 'meson setup ARGS', flushing first on --wipe/--clearcache", _setup_parser, cmd_setup),
     "configure": ("(used by meson.build) detect and write ccopt_config.h", _configure_parser, cmd_configure),
     "targets": ("(used by meson.build) targets of one dispatch source, and its header", _targets_parser, cmd_targets),
 }

@@ -1,8 +1,8 @@
 """The commands ``meson.build`` runs (``configure``, ``targets``) and ``ccopt-meson setup``.
 
 This module owns everything about Meson: the line protocol ``meson.build``
-reads, the build-dir layout (``meson-private/coredata.dat``), how an explicit
-reconfigure is told from ninja's automatic regeneration.
+reads, the build-dir layout (``meson-private/coredata.dat``), how a
+``--clearcache`` is told from ninja's automatic regeneration.
 
 **Line protocol**: ``configure`` prints ``key<TAB>value`` lines and
 ``targets`` prints ``library<TAB>source<TAB>args`` lines; ``meson.build``
@@ -10,14 +10,15 @@ splits them at tabs and lists at spaces.  So no value may hold a tab or a line
 break, and no list item a space: names that would are refused where they
 enter (``check_field``), never passed on shifted.
 
-**Flush on an explicit reconfigure**: Meson runs ninja's automatic regeneration
-and ``meson setup --reconfigure`` through the same code path, and tells a
-``run_command`` script nothing about which one it is.  What the helper can see
-is its parent, the Meson process: on Linux ``/proc/<ppid>/cmdline`` reads
-``meson setup --reconfigure BUILDDIR`` for the explicit case and
-``meson --internal regenerate ...`` for ninja's.  Only the first flushes the
-cache.  Where ``/proc`` does not exist, ``ccopt-meson setup --reconfigure``
-flushes before starting Meson, and ``CCOPT_FLUSH=1`` forces a flush anywhere.
+**Flush where Meson drops its own check results**: ``meson setup --clearcache`` (and
+``--wipe``, which starts from nothing); ``--reconfigure`` alone keeps them, and so keeps the
+feature cache, whose key covers every input a verdict depends on.  Meson runs ninja's automatic
+regeneration and ``meson setup`` through the same code path, and tells a ``run_command`` script
+nothing about which one it is.  What the helper can see is its parent, the Meson process: on
+Linux ``/proc/<ppid>/cmdline`` reads ``meson setup --reconfigure --clearcache BUILDDIR`` for the
+explicit case and ``meson --internal regenerate ...`` for ninja's.  Only the first flushes the
+cache.  Where ``/proc`` does not exist, ``ccopt-meson setup --clearcache`` flushes before
+starting Meson, and ``CCOPT_FLUSH=1`` forces a flush anywhere.
 """
 
 from __future__ import annotations
@@ -42,10 +43,10 @@ if TYPE_CHECKING:
     StrPath = Union[str, "os.PathLike[str]"]
 
 __all__ = ["ConfigureOptions", "TargetsOptions", "Kernel", "kernel", "configure", "targets", "run_setup",
-           "explicit_reconfigure", "parent_argv", "is_build_dir", "mark_for_reconfigure", "check_field",
+           "clears_cache", "parent_argv", "is_build_dir", "mark_for_reconfigure", "check_field",
            "RESERVED_HEADERS"]
 
-FLUSH_FLAGS = ("--reconfigure", "--wipe", "--clearcache")
+FLUSH_FLAGS = ("--wipe", "--clearcache")  # where Meson drops its own compiler-check cache
 # Headers the subproject itself provides: a generated <source>.h must never shadow them.
 RUNTIME_TABLE = "ccopt_cpu_table.h"  # emit_runtime.HEADER_NAME, named here so a hit need not load the generator
 # Included ahead of every dispatched version (see _force_include): the build's kernel facts, the dispatch macros.
@@ -100,13 +101,17 @@ def parent_argv() -> list[str] | None:
     return [a.decode("utf-8", "replace") for a in raw.split(b"\0") if a]
 
 
-def explicit_reconfigure(argv: Sequence[str] | None) -> bool:
-    """Is this run part of ``meson setup --reconfigure`` (or ``CCOPT_FLUSH`` set), not ninja's regeneration?"""
+def clears_cache(argv: Sequence[str] | None) -> bool:
+    """Is this run part of ``meson setup --clearcache`` (or ``CCOPT_FLUSH`` set), not ninja's regeneration?
+
+    A plain ``--reconfigure`` keeps the feature cache as Meson keeps its own compiler checks
+    (``coredata.clear_cache`` runs for ``--clearcache`` only): every input of a verdict is in the
+    key, so a reconfigure of an unchanged build is a hit, not two compiler processes."""
     if os.environ.get("CCOPT_FLUSH", "") not in ("", "0"):
         return True
     if not argv or "--internal" in argv:
         return False
-    return any(a in ("--reconfigure", "--clearcache") for a in argv)
+    return "--clearcache" in argv
 
 
 def is_build_dir(path: StrPath) -> bool:
@@ -152,7 +157,7 @@ def _configure_lines(det: Detection, path: str) -> list[str]:
     base_args = det.baseline_args()
     lines = [
         ("arch", det.arch),
-        ("compiler", f"{det.compiler.id}-{det.compiler.version}".replace(" ", "_")),
+        ("compiler", check_field(f"{det.compiler.id}-{det.compiler.version}".replace(" ", "_"), "compiler version")),
         ("baseline_names", " ".join(det.baseline)),
         ("baseline_args", _args_field(base_args, "baseline argument")),
         ("dispatch_names", " ".join(det.dispatch)),
@@ -178,7 +183,7 @@ def _configure_lines(det: Detection, path: str) -> list[str]:
 def configure(req: Request, opts: ConfigureOptions) -> int:
     """Detect for one language, write ``ccopt_config.h`` if asked, print the lines meson.build reads."""
     check_macros(req.macros.prefix, req.macros.style, opts.runtime)  # before anything runs or is written
-    flush = opts.flush or explicit_reconfigure(parent_argv())
+    flush = opts.flush or clears_cache(parent_argv())
     cache_dir = opts.build_dir or opts.output_dir
     det = pipeline.detect(req, build_dir=cache_dir, flush_first=flush)
     if opts.write_config:
@@ -327,6 +332,24 @@ def _check_something_is_built(k: Kernel, chosen: list[dispatch.Target], det: Det
                          "(or '$keep_baseline' to build those targets anyway)")
 
 
+def _dropped_targets(kernels: list[Kernel], det: Detection) -> list[str]:
+    """One note per name of this machine in the target lists that the compiler cannot build, with its reason
+    (on stderr, which Meson logs; ``message(r.stderr())`` shows it on the console)."""
+    if det.table is None:
+        return []
+    where: dict[str, list[str]] = {}
+    for k in kernels:
+        for n in (n for t in k.statement.targets for n in t):
+            if n in det.table.features and det.supported(n) is False and k.source not in where.get(n, []):
+                where.setdefault(n, []).append(k.source)
+    notes = []
+    for n, sources in where.items():
+        first = (det.reason(n).splitlines() or ["failed"])[0][:200]
+        more = f" and {len(sources) - 1} more" if len(sources) > 1 else ""
+        notes.append(f"targets: {n} dropped from {sources[0]}{more}: the compiler cannot build it ({first})")
+    return notes
+
+
 def _library(prefix: str, target: dispatch.Target, policies: frozenset[str]) -> str:
     """One library per distinct set of compile args: the target plus the policies that change args."""
     opt = "_maxopt" if policies & {"MAXOPT", "AUTOVEC"} else ""
@@ -376,6 +399,7 @@ def targets(opts: TargetsOptions) -> int:
              dispatch.select(k.statement, det)) for k in kernels]
     for k, _, chosen in plan:
         _check_something_is_built(k, chosen, det)
+    sys.stderr.write("".join(f"ccopt-meson: note: {n}\n" for n in _dropped_targets(kernels, det)))
     groups: dict[str, tuple[list[str], list[str], str, int]] = {}  # library -> (args, sources, target, rank)
     for k, header, chosen in plan:
         if header is not None:
@@ -429,14 +453,14 @@ def _read_feature_file(path: StrPath, project: Project | None) -> Detection:
 
 
 def _meson_command() -> list[str]:
-    import shutil
+    from .compiler import find_program
 
-    found = shutil.which("meson")
+    found = find_program("meson")
     return [found] if found else [sys.executable, "-m", "mesonbuild.mesonmain"]
 
 
 def run_setup(args: Sequence[str]) -> int:
-    """``meson setup ARGS``; with --reconfigure/--wipe/--clearcache the caches are flushed first."""
+    """``meson setup ARGS``; with --wipe/--clearcache the caches are flushed first."""
     args = list(args[1:]) if args[:1] == ["--"] else list(args)
     flushing = any(a in FLUSH_FLAGS for a in args)
     for cand in (a for a in args if not a.startswith("-")) if flushing else ():

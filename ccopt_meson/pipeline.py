@@ -130,6 +130,21 @@ def _selection(expr: Expressions, table: Table, probed: Probed, notes: list[str]
     return base, disp
 
 
+def dropped_names(expr: Expressions, table: Table, outcomes: Mapping[str, Outcome]) -> list[str]:
+    """One note per name written in cpu-baseline or cpu-dispatch that the compiler cannot build, with its
+    reason: a listed target is never dropped without a word (``max`` lists nothing: ``explain`` says)."""
+    notes: list[str] = []
+    for option, tokens in (("cpu-baseline", expr.baseline), ("cpu-dispatch", expr.dispatch)):
+        for tok in dict.fromkeys(t for t in tokens if t.op == "+" and t.word in table.features):
+            feat, out = table.features[tok.word], outcomes.get(tok.word)
+            reason = feat.disabled or (out.reason if out is not None and not out.supported else None)
+            if reason:
+                first = (reason.splitlines() or ["failed"])[0]
+                notes.append(f"{option}: {tok.word} dropped: the compiler cannot build it "
+                             f"({first if len(first) <= 200 else first[:197] + '...'})")
+    return notes
+
+
 def guaranteed_failure(table: Table | None, outcomes: Mapping[str, Outcome], command: Sequence[str]) -> str | None:
     """A warning when the compiler fails a feature every CPU of its target has (the machine's ``min``):
     then nothing is wrong with the CPU; the compiler cannot use its own intrinsics headers, which
@@ -163,6 +178,7 @@ def document(req: Request, probed: Probed, hit: bool = False, key: str = "", pro
         supported = {n: o.supported and not table.features[n].disabled
                      for n, o in probed.outcomes.items() if n in table.features}
         baseline, dispatch = resolve(table, base_sel, disp_sel, supported)
+        notes += dropped_names(expr, table, probed.outcomes)
         warning = guaranteed_failure(table, probed.outcomes, req.command)
         if warning:
             notes.append(warning)
@@ -388,8 +404,10 @@ def detect(req: Request, build_dir: str | os.PathLike[str] | None = None, flush_
             # 'targets' reads the request back from this file: it must hold this very request, not another
             # spelling of it (the key normalises expressions) nor one edited behind a copied key.
             if stored.request != req:
+                cache.check_request(req)  # (another spelling of a stored request may still be one it cannot hold)
                 cache.store(path, stored._replace(request=req))
             return document(req, stored.probed, hit=True, key=key, expr=expr)
+    cache.check_request(req)  # a request the cache cannot hold is refused before it is answered
     # Another request with the same compiler and args: its verdicts stand, only new features are probed.
     seed = stored.probed if stored is not None and stored.probe_key == probe_key and stored.probed.arch else None
     try:

@@ -556,9 +556,9 @@ def probe_ref(probe: Path) -> tuple[str, Path]:
     try:
         return probe.relative_to(PROBES_DIR).as_posix(), PROBES_DIR
     except ValueError:  # a project's own probe: under a directory named by its path, so two check.c differ
-        import hashlib
+        from .digest import sha256
 
-        tag = hashlib.sha256(os.fsencode(probe)).hexdigest()[:12]
+        tag = sha256(os.fsencode(probe)).hexdigest()[:12]
         return f"project/{tag}/{probe.name}", probe.parent
 
 

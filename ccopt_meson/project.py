@@ -15,12 +15,12 @@ and its probes are untrusted input, read like dispatch sources: regular files on
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 
 from . import fsio, schema
 from ._record import TYPE_CHECKING
+from .digest import sha256
 from .errors import InputError, TableError, did_you_mean
 from .tables import Project, data_file, families, raw_family
 from .tokens import RESERVED
@@ -61,7 +61,7 @@ def load(path: str | os.PathLike[str] | None) -> Project | None:
     given = os.path.abspath(path)
     shown = os.fspath(path)
     text, doc = _document(given, shown)
-    h = hashlib.sha256(text)
+    h = sha256(text)
     base = os.path.dirname(given)
     features: dict[str, tuple[Mapping[str, Any], ...]] = {}
     for fam, rows in _per_family(shown, doc, "features").items():

@@ -129,6 +129,14 @@ def test_readme_stays_short() -> None:
     assert len((ROOT / "README.md").read_text().splitlines()) <= 150
 
 
+def test_every_documented_subproject_variable_is_set_by_the_glue() -> None:
+    page = (ROOT / "docs" / "reference" / "options.md").read_text()
+    table = page.split("## Subproject variables", 1)[1].split("\n## ", 1)[0]
+    names = {n for row in re.findall(r"^\| (`\w+`(?: / `\w+`)*) \|", table, re.M) for n in re.findall(r"`(\w+)`", row)}
+    glue = (ROOT / "meson.build").read_text()
+    assert len(names) > 10 and sorted(n for n in names if not re.search(rf"^{n} [+]?= ", glue, re.M)) == []
+
+
 def test_options_reference_lists_every_option() -> None:
     options = re.findall(r"option\('([\w-]+)'", (ROOT / "meson_options.txt").read_text())
     table = re.findall(r"^\| `([\w-]+)` \| .* \| (0\.1\.0|unreleased) \|$",
@@ -149,6 +157,47 @@ def test_cross_snippets_are_what_the_cross_tests_run() -> None:
         argv = shlex.split(line)
         assert argv[:3] == ["qemu-aarch64-static", "-L", f"/usr/{triple}"] and argv[3] == "-cpu"
         assert argv[4] in {model for model, _ in models} and argv[5] == "build-aarch64/test_dot"
+
+
+def test_cross_models_table_is_what_the_cross_tests_check() -> None:
+    from .test_cross import CROSS, X86_MODELS
+
+    page = (ROOT / "docs" / "how-to" / "cross-compilation.md").read_text()
+    rows = dict(re.findall(r"^\| (\w+)(?: \(native build\))? \| (`.*`) \|$", page, re.M))
+    expected = {arch: models for arch, (_, models) in CROSS.items()} | {"x86_64": X86_MODELS}
+    assert {arch: re.findall(r"`([^`]+)`: `(\w+)`", row) for arch, row in rows.items()} == {
+        arch: [tuple(m) for m in models] for arch, models in expected.items()}
+
+
+def test_line_formats_reference_names_every_configure_key(tmp_path: Path) -> None:
+    from .helpers import cli, configure_args, fakecc
+
+    r = cli(*configure_args(tmp_path, fakecc("instant")))
+    assert r.returncode == 0, r.stderr
+    first = (line.split("\t")[0] for line in r.stdout.splitlines())
+    keys = {"target:NAME" if k.startswith("target:") else k for k in first}
+    page = (ROOT / "docs" / "reference" / "line-formats.md").read_text()
+    table = page.split("## `configure` lines", 1)[1].split("\n## ", 1)[0]
+    documented = set(re.findall(r"^\| `([\w:]+)` \|", table, re.M))
+    assert keys <= documented and documented - keys <= {"warning"}  # a warning line only when there is one
+
+
+def test_detect_sample_output_is_what_detect_prints() -> None:
+    """The `text` block of docs/reference/cli.md, line by line (shortened lines end in '...'), from the
+    instant fake gcc 12 on x86_64 named as `cc`."""
+    from .helpers import cli, fakecc
+
+    sample = next(b.text for b in blocks() if b.page.endswith("cli.md") and b.text.startswith("$ ccopt-meson detect"))
+    r = cli("detect", "--cc-arg", fakecc("instant"))
+    assert r.returncode == 0, r.stderr
+    out = r.stdout.replace(f"({fakecc('instant')})", "(cc)").splitlines()
+    for line in sample.splitlines()[1:]:
+        if line.strip() == "...":
+            continue
+        if line.endswith(" ..."):
+            assert any(o.startswith(line[:-4]) for o in out), line
+        else:
+            assert line in out, line
 
 
 def test_parent_options_snippet_is_the_fixture_s_code() -> None:

@@ -12,7 +12,7 @@ from typing import Any, Callable
 
 import pytest
 
-from ccopt_meson import Request, cache, fsio
+from ccopt_meson import Request, cache, fsio, host
 from ccopt_meson.errors import InputError
 
 from .conftest import ROOT, FakeCompiler, detect_doc, need
@@ -422,6 +422,23 @@ def test_a1_a_record_written_is_one_its_reader_accepts(tmp_path: Path, monkeypat
         meson_glue._check_one_call_per_prefix(tmp_path, "ccopt", ["b.dispatch.c"])
 
 
+def test_a_listed_target_the_compiler_cannot_build_is_one_note(tmp_path: Path) -> None:
+    """A target list naming what the compiler cannot build (AVX512_KNM with clang 14) gets one note per
+    name on stderr, with the compiler's reason, however many sources list it."""
+    if host.machine_name() != "x86_64":
+        pytest.skip("x86 names")
+    clang = need("clang")
+    build = tmp_path / "b"
+    knm = detect_doc(Request(command=(clang,)), build_dir=build)["features"]["AVX512_KNM"]
+    if knm["supported"]:
+        pytest.skip("this clang builds AVX512_KNM")
+    r = targets(build / CACHE, "a.dispatch.c: avx512_knm avx2", "b.dispatch.c: baseline avx512_knm", out=tmp_path)
+    assert r.returncode == 0, r.stderr
+    notes = [line for line in r.stderr.splitlines() if "dropped" in line]
+    assert notes == [f"ccopt-meson: note: targets: AVX512_KNM dropped from a.dispatch.c and 1 more: the compiler "
+                     f"cannot build it ({knm['reason'].splitlines()[0]})"]
+
+
 # --------------------------------------------------------------------------- the macro protocol, per call
 
 
@@ -443,3 +460,33 @@ def test_a12_two_sources_of_one_macro_id_are_named(tmp_path: Path, feature_file:
         (tmp_path / name).write_text("/*@targets baseline avx2 */\nint x;\n")
     one_error(targets(feature_file, *(tmp_path / n for n in names), out=tmp_path),
               f"dispatch sources '{names[0]}' and '{names[1]}' have the same macro id a_b_dispatch")
+
+
+@pytest.mark.parametrize(("option", "value"), [("--compiler-version", "12\ttarget:EVIL\t-fplugin=/tmp/evil.so"),
+                                               ("--compiler-version", "12\ntarget:EVIL\t-fplugin=/tmp/evil.so"),
+                                               ("--compiler-id", "gcc\ntarget:EVIL")])
+def test_a22_a_line_break_in_the_compiler_identity_adds_no_configure_line(tmp_path: Path, option: str,
+                                                                        value: str) -> None:
+    """A line break in --compiler-version/--compiler-id added lines to the configure protocol
+    (target:EVIL<TAB>-fplugin=...): refused in one line, nothing printed for meson.build."""
+    args = configure_args(tmp_path, fakecc("instant"))
+    if option == "--compiler-id":
+        args[args.index("--compiler-id") + 1] = value
+    else:
+        args += [option, value]
+    r = cli(*args)
+    one_error(r, option)
+    assert r.stdout == "" and "EVIL" not in r.stdout
+
+
+def test_targets_refuse_a_features_file_changed_since_configure(tmp_path: Path) -> None:
+    from ccopt_meson import project
+
+    features = tmp_path / "f.json"
+    features.write_text((ROOT / "tests" / "projects" / "numpy22" / "ccopt.json").read_text())
+    build = tmp_path / "b"
+    detect_doc(Request(command=("fakecc",), project=project.load(features)), build_dir=build, runner=FakeCompiler())
+    src = good_source(tmp_path)
+    assert targets(build / CACHE, src, out=tmp_path).returncode == 0  # the file the cache records, unchanged
+    features.write_text(features.read_text() + " ")
+    one_error(targets(build / CACHE, src, out=tmp_path), "changed since this build was configured")

@@ -338,8 +338,11 @@ def discard(path: str | os.PathLike[str]) -> bool:
 
 def flush(build_dir: str | os.PathLike[str]) -> list[Path]:
     """Delete our cache files under ``build_dir``; the next detection probes again."""
-    removed = [p for p in find(build_dir) if discard(p)]
-    for folder in {p.parent for p in removed}:
+    from pathlib import Path
+
+    found = find(build_dir)
+    removed = [p for p in found if discard(p)]
+    for folder in {Path(build_dir), *(p.parent for p in found)}:
         remove_legacy(folder)
     return removed
 
@@ -349,12 +352,17 @@ _LEGACY = (("ccopt-replay-", ".txt"), ("ccopt-data-digest", ".json"))
 
 
 def remove_legacy(folder: str | os.PathLike[str]) -> None:
-    """Delete the files of ``_LEGACY`` in ``folder`` that we wrote (regular files carrying our mark);
-    anything else under those names, a symlink included, is left alone."""
+    """Delete the files of ``_LEGACY`` in ``folder`` that we wrote (regular files carrying our mark), and the
+    temporary files of our writes that a killed run left (``fsio.remove_stale_temp``); anything else under
+    those names, a symlink included, is left alone."""
     try:
-        names = [n for n in os.listdir(folder) if any(n.startswith(a) and n.endswith(b) for a, b in _LEGACY)]
+        listed = os.listdir(folder)
     except OSError:
         return
+    for name in listed:
+        if name.endswith(".tmp") and name.startswith("."):  # one listing for both: this runs on every hit
+            fsio.remove_stale_temp(folder, name)
+    names = [n for n in listed if any(n.startswith(a) and n.endswith(b) for a, b in _LEGACY)]
     for name in names:
         path = os.path.join(folder, name)
         try:

@@ -392,7 +392,10 @@ def targets(opts: TargetsOptions) -> int:
         raise InputError(f"two dispatch sources would share the generated header {clash}; "
                          "rename one, or call 'targets' from each source's own meson.build")
     _check_source_ids([k.source for k in kernels])
-    check_field(opts.prefix, "--prefix")
+    if not re.fullmatch(r"[A-Za-z0-9_][A-Za-z0-9_.+-]{0,63}", opts.prefix):  # library and record names
+        raise InputError(f"--prefix: '{opts.prefix.encode('unicode_escape').decode()[:80]}' must be a plain name "
+                         "(letters, digits, '_', '.', '+', '-'; no '/', not starting with '.'): it names the "
+                         "libraries (PREFIX_TARGET) and a file in the build directory")
     _check_one_call_per_prefix(out_dir, opts.prefix, [k.source for k in kernels])
     # every header path is checked before any is written
     plan = [(k, None if "NOHEADER" in k.statement.policies else _header_path(k.source, out_dir),

@@ -950,3 +950,25 @@ def test_a14_an_expression_the_grammar_takes_is_one_the_cache_holds(tmp_path: Pa
     assert cache.load(tmp_path / CACHE) is not None
     second = detect(REQ._replace(dispatch=expression), build_dir=tmp_path, runner=FakeCompiler())
     assert second.cache_hit
+
+
+def test_a15_a_temporary_file_a_killed_write_left_is_removed_by_the_next_run_and_flush(tmp_path: Path) -> None:
+    """A kill at rename() left a .tmp that no later run or flush removed."""
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    detect(REQ, build_dir=tmp_path, runner=FakeCompiler())
+    old = time.time() - 3600
+    left = tmp_path / f".{CACHE}.{dead.pid}.0.tmp"
+    left.write_text('{"generator": "' + fsio.MARK + '", "sch')
+    theirs = tmp_path / f".notes.txt.{dead.pid}.0.tmp"  # our name pattern, not our content
+    theirs.write_text("a user's file\n")
+    live = tmp_path / f".{CACHE}.{os.getppid()}.0.tmp"  # a writer that is still running
+    live.write_text(fsio.MARK)
+    for p in (left, theirs, live):
+        os.utime(p, (old, old))
+    assert detect(REQ, build_dir=tmp_path, runner=FakeCompiler()).cache_hit
+    assert not left.exists() and theirs.exists() and live.exists()
+    left.write_text("")
+    os.utime(left, (old, old))
+    flush(tmp_path)
+    assert not left.exists() and theirs.exists()

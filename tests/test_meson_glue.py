@@ -490,3 +490,15 @@ def test_targets_refuse_a_features_file_changed_since_configure(tmp_path: Path) 
     assert targets(build / CACHE, src, out=tmp_path).returncode == 0  # the file the cache records, unchanged
     features.write_text(features.read_text() + " ")
     one_error(targets(build / CACHE, src, out=tmp_path), "changed since this build was configured")
+
+
+@pytest.mark.parametrize("prefix", ["../../x", "a/b", ".hidden", "", "a b"])
+def test_a2_the_library_prefix_is_a_plain_name(tmp_path: Path, feature_file: Path, prefix: str) -> None:
+    """--prefix ../../x wrote the call record outside the output dir."""
+    src = good_source(tmp_path)
+    out = tmp_path / "out" / "deep"
+    out.mkdir(parents=True)
+    r = cli("targets", str(src), "--feature-file", str(feature_file), "--output-dir", str(out), "--prefix", prefix,
+            cwd=out, env={"MESON_BUILD_ROOT": str(out)})
+    one_error(r, "--prefix: ", "must be a plain name")
+    assert sorted(p.name for p in tmp_path.rglob("*") if "ccopt-targets" in p.name) == []

@@ -1,8 +1,13 @@
-"""Generated numpy-scale consumers: N dispatch sources, four ways of building them.
+"""Generated consumers: N dispatch sources, four ways of building them.
 
 Source ``i`` gets the target list of numpy 2.2.6's ``multi_targets`` call ``i mod 22``
 (``data/numpy-2.2.6-multi-targets.json``, which says where the lists come from) and the same
 small kernel.  Baseline ``min``, dispatch ``max -xop -fma4`` (numpy's defaults).
+
+N = 2 is the size of most libraries instead (``SMALL``): a float dot product with
+``baseline avx2 sse41 asimd`` (highest first, as numpy's fork wants) and a 64-bit popcount with
+``baseline sse42 asimd``, each with its own kernel, and the same ``main.c``; ``unstable-simd`` gets
+the same instruction sets (ASIMD as ``neon``).
 
 - ``ccopt``: ccopt-meson as a subproject, the README's consumer snippet (one ``targets`` run,
   one ``static_library`` per line it prints: per distinct set of compile args);
@@ -41,15 +46,53 @@ Target = Union[str, list]  # a feature name, or a multi-feature target [A, B]
 
 
 @dataclass(frozen=True)
+class Kernel:
+    """A kernel's C: its return type, parameters, the arguments a caller passes, and its body."""
+
+    ret: str
+    params: str
+    args: str
+    main_args: str  # what main.c passes (its arrays: float x[64], unsigned long long w[64])
+    body: str
+
+
+SCALE_KERNEL = Kernel("float", "const float *x, size_t n", "x, n", "x, 64", """\
+    float s = 0.0f;
+    size_t j;
+    for (j = 0; j < n; j++) s += x[j] * (x[j] + {index}.0f);
+    return s;
+""")
+
+
+@dataclass(frozen=True)
 class Source:
     index: int
     origin: str           # the numpy header whose list this source has
     baseline: bool        # the multi_targets call passes a baseline
     dispatch: tuple[Target, ...]
+    label: str = ""       # the kernel's name (default: k<index>)
+    kernel: Kernel = SCALE_KERNEL
 
     @property
     def name(self) -> str:
-        return f"k{self.index}"
+        return self.label or f"k{self.index}"
+
+
+SMALL = (
+    Source(0, "a float dot product", True, ("AVX2", "SSE41", "ASIMD"), "dot",
+           Kernel("float", "const float *a, const float *b, size_t n", "a, b, n", "x, x, 64", """\
+    float s = 0.0f;
+    size_t i;
+    for (i = 0; i < n; i++) s += a[i] * b[i];
+    return s;
+""")),
+    Source(1, "a 64-bit popcount", True, ("SSE42", "ASIMD"), "popcount",
+           Kernel("size_t", "const unsigned long long *w, size_t n", "w, n", "w, 64", """\
+    size_t c = 0, i;
+    for (i = 0; i < n; i++) c += (size_t)__builtin_popcountll(w[i]);
+    return c;
+""")),
+)
 
 
 def numpy_lists() -> list[dict[str, object]]:
@@ -57,6 +100,8 @@ def numpy_lists() -> list[dict[str, object]]:
 
 
 def sources(n: int) -> list[Source]:
+    if n == len(SMALL):
+        return list(SMALL)
     lists = numpy_lists()
     out = []
     for i in range(n):
@@ -66,20 +111,16 @@ def sources(n: int) -> list[Source]:
 
 
 KERNEL = """\
-/* {name}.dispatch.c: numpy 2.2.6's target list of {origin}
+/* {name}.dispatch.c: the target list of {origin}
  * @targets $maxopt {targets}
  */
 #include <stddef.h>
 
 #include "scale_kernel.h"
 
-float KERNEL_FN({name})(const float *x, size_t n)
+{ret} KERNEL_FN({name})({params})
 {{
-    float s = 0.0f;
-    size_t j;
-    for (j = 0; j < n; j++) s += x[j] * (x[j] + {index}.0f);
-    return s;
-}}
+{body}}}
 """
 
 MAIN = """\
@@ -90,9 +131,13 @@ MAIN = """\
 int main(void)
 {{
     static float x[64];
+    static unsigned long long w[64];
     double s = 0.0;
     int i;
-    for (i = 0; i < 64; i++) x[i] = (float)i / 64.0f;
+    for (i = 0; i < 64; i++) {{
+        x[i] = (float)i / 64.0f;
+        w[i] = (unsigned long long)i * 0x9E3779B97F4A7C15ULL;
+    }}
 {calls}    printf("scale {n} sources: %g\\n", s);
     return 0;
 }}
@@ -116,12 +161,14 @@ def ccopt_statement(src: Source) -> str:
 def write_common(dest: Path, variant: str, srcs: list[Source], entry: str) -> None:
     dest.mkdir(parents=True)
     for s in srcs:
-        (dest / f"{s.name}.dispatch.c").write_text(
-            KERNEL.format(name=s.name, origin=s.origin, index=s.index, targets=ccopt_statement(s)))
+        k = s.kernel
+        (dest / f"{s.name}.dispatch.c").write_text(KERNEL.format(
+            name=s.name, origin=s.origin, targets=ccopt_statement(s), ret=k.ret, params=k.params,
+            body=k.body.format(index=s.index)))
     (dest / "scale_kernel.h").write_text(f"/* How {variant} names a kernel's versions. */\n" + KERNEL_HEADERS[variant])
     called = [s for s in srcs if s.baseline]
-    decls = "".join(f"float {entry.format(s.name)}(const float *x, size_t n);\n" for s in called)
-    calls = "".join(f"    s += {entry.format(s.name)}(x, 64);\n" for s in called)
+    decls = "".join(f"{s.kernel.ret} {entry.format(s.name)}({s.kernel.params});\n" for s in called)
+    calls = "".join(f"    s += (double){entry.format(s.name)}({s.kernel.main_args});\n" for s in called)
     (dest / "main.c").write_text(MAIN.format(decls=decls, calls=calls, n=len(srcs)))
 
 
@@ -153,10 +200,10 @@ CCOPT_DISP = """\
 #include <stddef.h>
 
 #include "{name}.dispatch.h"
-CCOPT_DISPATCH_DECLARE({name}_dispatch, float, {name}, (const float *x, size_t n))
-CCOPT_DISPATCH_DEFINE({name}_dispatch, float, {name}, (const float *x, size_t n), (x, n))
+CCOPT_DISPATCH_DECLARE({name}_dispatch, {ret}, {name}, ({params}))
+CCOPT_DISPATCH_DEFINE({name}_dispatch, {ret}, {name}, ({params}), ({args}))
 
-float call_{name}(const float *x, size_t n) {{ return {name}(x, n); }}
+{ret} call_{name}({params}) {{ return {name}({args}); }}
 """
 
 
@@ -164,7 +211,8 @@ def make_ccopt(dest: Path, srcs: list[Source]) -> Path:
     write_common(dest, "ccopt", srcs, "call_{}")
     called = [s for s in srcs if s.baseline]
     for s in called:
-        (dest / f"disp_{s.name}.c").write_text(CCOPT_DISP.format(name=s.name))
+        (dest / f"disp_{s.name}.c").write_text(CCOPT_DISP.format(name=s.name, ret=s.kernel.ret,
+                                                                 params=s.kernel.params, args=s.kernel.args))
     (dest / "meson.build").write_text(CCOPT_MESON.format(
         sources=", ".join(f"'{s.name}.dispatch.c'" for s in srcs),
         disp=meson_list([f"disp_{s.name}.c" for s in called])))
@@ -201,9 +249,9 @@ FORK_DISP = """\
 int bench_cpu_have(const char *feature);
 #define NPY_CPU_HAVE(FEATURE) bench_cpu_have(#FEATURE)
 #include "{name}.dispatch.h"
-NPY_CPU_DISPATCH_DECLARE(float {name}, (const float *x, size_t n))
+NPY_CPU_DISPATCH_DECLARE({ret} {name}, ({params}))
 
-float call_{name}(const float *x, size_t n) {{ return NPY_CPU_DISPATCH_CALL({name}, (x, n)); }}
+{ret} call_{name}({params}) {{ return NPY_CPU_DISPATCH_CALL({name}, ({args})); }}
 """
 
 # numpy's run-time detection is its own C code (npy_cpu_features.c, Python-dependent), outside
@@ -231,7 +279,8 @@ def make_fork(dest: Path, srcs: list[Source], tree: Path) -> Path:
     lines.append(FORK_MESON_TAIL.format(disp=meson_list([f"disp_{s.name}.c" for s in called])))
     (dest / "meson.build").write_text("".join(lines))
     for s in called:
-        (dest / f"disp_{s.name}.c").write_text(FORK_DISP.format(name=s.name))
+        (dest / f"disp_{s.name}.c").write_text(FORK_DISP.format(name=s.name, ret=s.kernel.ret,
+                                                                params=s.kernel.params, args=s.kernel.args))
     (dest / "cpu_have.c").write_text(FORK_CPU_HAVE)
     return dest
 
@@ -243,14 +292,16 @@ def simd_isets(src: Source) -> list[str]:
     """The unstable-simd keywords of a source's targets, in its order, without duplicates.
 
     A target that needs a feature the module cannot express (AVX-512, FMA3, XOP, a multi-feature
-    target) is dropped, and so is one inside the baseline, as numpy drops those.
+    target) is dropped, and so is one inside the baseline, as numpy drops those.  The small
+    project's ASIMD is ``neon`` (the numpy-scale consumers keep the keyword set they were measured with).
     """
+    isets = dict(SIMD_ISETS, ASIMD="neon") if src.label else SIMD_ISETS
     out: list[str] = []
     for t in src.dispatch:
-        if isinstance(t, list) or t in BASELINE or t not in SIMD_ISETS:
+        if isinstance(t, list) or t in BASELINE or t not in isets:
             continue
-        if SIMD_ISETS[t] not in out:
-            out.append(SIMD_ISETS[t])
+        if isets[t] not in out:
+            out.append(isets[t])
     return out
 
 
@@ -258,16 +309,23 @@ SIMD_DISP = """\
 #include <stddef.h>
 
 #include "{name}_simd.h"
-float {name}_base(const float *x, size_t n);
+{ret} {name}_base({params});
 {decls}
-float call_{name}(const float *x, size_t n)
+{ret} call_{name}({params})
 {{
     __builtin_cpu_init();
-{checks}    return {name}_base(x, n);
+{checks}    return {name}_base({args});
 }}
 """
 
+# __builtin_cpu_supports' names; neon is every aarch64 CPU's, so its version is taken when compiled
 SIMD_CPU = {"ssse3": "ssse3", "sse41": "sse4.1", "sse42": "sse4.2", "avx": "avx", "avx2": "avx2"}
+
+
+def simd_check(name: str, iset: str, args: str) -> str:
+    call = f"return {name}_{iset}({args});"
+    test = f"    if (__builtin_cpu_supports(\"{SIMD_CPU[iset]}\")) {call}" if iset in SIMD_CPU else f"    {call}"
+    return f"#ifdef HAVE_{iset.upper()}\n{test}\n#endif\n"
 
 
 def make_simd(dest: Path, srcs: list[Source]) -> Path:
@@ -277,7 +335,7 @@ def make_simd(dest: Path, srcs: list[Source]) -> Path:
              "simd = import('unstable-simd')\ncc = meson.get_compiler('c')\nsimd_libs = []\n"]
     disp: list[str] = []
     for s in srcs:
-        isets = simd_isets(s)
+        isets, k = simd_isets(s), s.kernel
         for iset in isets + (["base"] if s.baseline else []):
             (dest / f"{s.name}_{iset}.c").write_text(f'#define KERNEL_SUFFIX {iset}\n#include "{s.name}.dispatch.c"\n')
         if isets:
@@ -287,11 +345,10 @@ def make_simd(dest: Path, srcs: list[Source]) -> Path:
         else:
             lines.append(f"configure_file(output: '{s.name}_simd.h', configuration: configuration_data())\n")
         if s.baseline:
-            decls = "".join(f"#ifdef HAVE_{i.upper()}\nfloat {s.name}_{i}(const float *x, size_t n);\n#endif\n"
-                            for i in isets)
-            checks = "".join(f"#ifdef HAVE_{i.upper()}\n    if (__builtin_cpu_supports(\"{SIMD_CPU[i]}\")) "
-                             f"return {s.name}_{i}(x, n);\n#endif\n" for i in isets)
-            (dest / f"disp_{s.name}.c").write_text(SIMD_DISP.format(name=s.name, decls=decls, checks=checks))
+            decls = "".join(f"#ifdef HAVE_{i.upper()}\n{k.ret} {s.name}_{i}({k.params});\n#endif\n" for i in isets)
+            checks = "".join(simd_check(s.name, i, k.args) for i in isets)
+            (dest / f"disp_{s.name}.c").write_text(SIMD_DISP.format(name=s.name, decls=decls, checks=checks,
+                                                                    ret=k.ret, params=k.params, args=k.args))
             disp += [f"disp_{s.name}.c", f"{s.name}_base.c"]
     lines.append(f"disp = static_library('disp', {meson_list(disp)}, link_with: simd_libs, c_args: ['-O3'])\n"
                  "executable('scale_main', 'main.c', link_with: disp)\n")

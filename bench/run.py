@@ -65,7 +65,7 @@ from bench.timing import CC, DEFAULT_OUT, ROOT, Bench, BenchError, bench_env, fi
 
 
 PARTS = ("detect", "hits", "meson", "kernels", "scale")
-FULL_SIZES = "10,60,200"
+FULL_SIZES = "2,60,200"  # 2: the small library (dot product and popcount), see bench.consumers
 
 
 def parts_list(text: str) -> tuple[str, ...]:

@@ -11,11 +11,11 @@ import _signal  # type: ignore[import-not-found]  # the C module: `signal` build
 import io
 import os
 import sys
-from typing import TYPE_CHECKING
 
 from . import cache, fsio, pipeline, project
+from ._record import TYPE_CHECKING
 from .errors import CcoptError, InputError, did_you_mean
-from .records import DEFAULT_BASELINE, DEFAULT_DISPATCH, Detection, Macros, Request
+from .records import BASELINE_DETECT, DEFAULT_BASELINE, DEFAULT_DISPATCH, Detection, Macros, Request
 from .version import __version__
 
 if TYPE_CHECKING:
@@ -47,6 +47,8 @@ def _compiler_options(p: _Adder) -> None:
     p.add_argument("--baseline", default=DEFAULT_BASELINE, help="cpu-baseline expression (default: %(default)s)")
     p.add_argument("--dispatch", default=DEFAULT_DISPATCH, help="cpu-dispatch expression (default: %(default)s)")
     p.add_argument("--disable-optimization", action="store_true", help="no baseline flags and no dispatch targets")
+    p.add_argument("--baseline-detect", choices=BASELINE_DETECT, default="auto",
+                   help="add 'detect' to the baseline: when the args pick a CPU (auto, the default), always or never")
     p.add_argument("--debug-build", action="store_true", help="a debug build: the $maxopt policy adds nothing")
     p.add_argument("--build-dir", metavar="DIR", help="keep the feature cache in DIR")
     p.add_argument("--flush", action="store_true", help="delete the cache first, so everything is probed again")
@@ -58,7 +60,7 @@ def _compiler_options(p: _Adder) -> None:
 
 def _features_file_option(p: _Adder) -> None:
     p.add_argument("--features-file", metavar="FILE",
-                   help="a project's own features and target groups (JSON; see README 'Project features')")
+                   help="a project's own features and target groups (JSON; see docs/how-to/project-features.md)")
 
 
 def _split(text: str, what: str) -> list[str]:
@@ -93,6 +95,7 @@ def request_from(ns: argparse.Namespace, explain: Sequence[str] = (), env_flags:
         cross={"auto": None, "yes": True, "no": False}[ns.cross],
         disable_optimization=ns.disable_optimization, debug_build=ns.debug_build, explain=tuple(explain),
         project=project.load(ns.features_file), macros=Macros(ns.macro_prefix, ns.header_style),
+        baseline_detect=ns.baseline_detect,
     )
 
 
@@ -142,11 +145,16 @@ def format_report(det: Detection, cache_file: str | os.PathLike[str] | None = No
 
 def cmd_detect(ns: argparse.Namespace) -> int:
     req = request_from(ns)
-    det = pipeline.detect(req, build_dir=ns.build_dir, flush_first=ns.flush)
+    configured = _configured_build(ns.build_dir, req.project)  # a Meson build dir: that build's detection
+    if configured is not None and ns.flush:
+        raise InputError(f"'{ns.build_dir}' is a Meson build directory; flush it with 'ccopt-meson flush "
+                         f"{ns.build_dir}' (the next ninja reconfigures), not with detect --flush")
+    det = configured or pipeline.detect(req, build_dir=ns.build_dir, flush_first=ns.flush)
     if ns.json:
         _print_json(det.to_json())
     else:
-        path = cache.cache_file(ns.build_dir, ns.lang) if ns.build_dir else None
+        path = cache.find(ns.build_dir)[0] if configured else (
+            cache.cache_file(ns.build_dir, ns.lang) if ns.build_dir else None)
         sys.stdout.write(format_report(det, path))
     return 0
 
@@ -175,7 +183,7 @@ def _article(word: str) -> str:
 def _configured_build(build_dir: str | None, proj: Project | None = None) -> Detection | None:
     """The detection of a configured Meson build dir (its first language's feature file), else None.
 
-    ``explain --build-dir`` of such a dir answers for that build: probing the default compiler there
+    ``detect`` and ``explain --build-dir`` of such a dir answer for that build: probing the default compiler there
     would answer for another one and leave a cache that ``report`` lists as a second configuration."""
     from .meson_glue import is_build_dir
 
@@ -272,12 +280,7 @@ def cmd_report(ns: argparse.Namespace) -> int:
     if not files:
         raise InputError(f"no ccopt feature file under '{ns.builddir}'; configure the project first")
     proj = project.load(ns.features_file)
-    try:
-        dets = [pipeline.read_file(f, project=proj) for f in files]
-    except InputError as exc:
-        if proj is not None:
-            raise
-        raise InputError(f"{exc} (if the build uses a project features file, pass it with --features-file)") from exc
+    dets = [pipeline.read_file(f, project=proj) for f in files]  # each with the features file it records
     if ns.json:
         docs = [d.to_json() for d in dets]
         _print_json(docs[0] if len(docs) == 1 else docs)
@@ -296,7 +299,7 @@ def cmd_setup(ns: argparse.Namespace) -> int:  # reached only through --help; ma
 def cmd_configure(ns: argparse.Namespace) -> int:
     from .meson_glue import ConfigureOptions, configure
 
-    opts = ConfigureOptions(ns.output_dir, ns.build_dir or None, ns.flush, ns.write_config)
+    opts = ConfigureOptions(ns.output_dir, ns.build_dir or None, ns.flush, ns.write_config, ns.runtime == "yes")
     return configure(request_from(ns, env_flags=False), opts)
 
 
@@ -343,6 +346,8 @@ def _configure_parser(p: _Adder) -> None:
     _compiler_options(p)
     p.add_argument("--output-dir", required=True, help="the subproject's build dir: the cache and ccopt_config.h")
     p.add_argument("--write-config", action="store_true", help="write ccopt_config.h for this language")
+    p.add_argument("--runtime", choices=("yes", "no"), default="yes",
+                   help="is ccopt's run-time built (the subproject's runtime option; default: %(default)s)")
 
 
 def _targets_parser(p: _Adder) -> None:
@@ -365,7 +370,7 @@ COMMANDS: dict[str, Command] = {
     "features": ("print the feature table of an architecture", _features_parser, cmd_features),
     "flush": ("delete a build directory's feature cache; the next ninja reconfigures", _builddir_parser, cmd_flush),
     "report": ("print what a configured build directory uses", _report_parser, cmd_report),
-    "setup": ("run 'meson setup ARGS', flushing first on --reconfigure/--wipe/--clearcache", _setup_parser, cmd_setup),
+    "setup": ("run 'meson setup ARGS', flushing first on --wipe/--clearcache", _setup_parser, cmd_setup),
     "configure": ("(used by meson.build) detect and write ccopt_config.h", _configure_parser, cmd_configure),
     "targets": ("(used by meson.build) targets of one dispatch source, and its header", _targets_parser, cmd_targets),
 }

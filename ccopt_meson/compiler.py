@@ -9,8 +9,8 @@ macros, never from the Python running this helper, so cross compilers work.
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, NamedTuple
 
+from ._record import TYPE_CHECKING, NamedTuple
 from .tables import Machine, compiler_spec, compilers_data, machines, reference_compiler
 
 if TYPE_CHECKING:
@@ -28,6 +28,7 @@ __all__ = [
     "compiler_environment",
     "program_prefix",
     "resolved_programs",
+    "find_program",
     "describe_unknown_target",
 ]
 
@@ -121,16 +122,45 @@ def program_prefix(command: Sequence[str]) -> list[str]:
 def resolved_programs(command: Sequence[str]) -> list[str]:
     """The real path of each program of ``command`` as ``PATH`` finds it now (symlinks followed,
     so an upgraded ``cc -> gcc-12 -> gcc-13`` resolves elsewhere); the name's own real path when not found."""
-    import shutil
-
     out = []
     for prog in program_prefix(command):
         try:
-            found = shutil.which(prog)
+            found = find_program(prog)
         except ValueError:  # a NUL in the name
             found = None
         out.append(os.path.realpath(found or prog))
     return out
+
+
+def find_program(prog: str) -> str | None:
+    """Where ``PATH`` finds ``prog``, as ``shutil.which`` answers on POSIX: importing shutil loads its
+    archive modules (bz2, lzma, zlib: about 3 ms of a cached configure, which needs only this).  Windows'
+    lookup (``PATHEXT``, the current directory first) stays shutil's own."""
+    if os.name == "nt":
+        import shutil
+
+        return shutil.which(prog)
+    if os.path.dirname(prog):
+        return prog if _runnable(prog) else None
+    path = os.environ.get("PATH")
+    if path is None:
+        try:
+            path = os.confstr("CS_PATH") or os.defpath
+        except (AttributeError, ValueError):
+            path = os.defpath
+    seen: set[str] = set()
+    for folder in path.split(os.pathsep):
+        if folder in seen:
+            continue
+        seen.add(folder)
+        candidate = os.path.join(folder, prog)
+        if _runnable(candidate):
+            return candidate
+    return None
+
+
+def _runnable(path: str) -> bool:
+    return os.path.exists(path) and os.access(path, os.X_OK) and not os.path.isdir(path)
 
 
 WRAPPER_BYTES = 1 << 20  # a script that runs a compiler is a few lines; a bigger text is read up to here
@@ -145,7 +175,7 @@ def binary_identity(command: Sequence[str]) -> list[list[object]]:
     changes the identity; ctime and inode change when a file is rewritten in place even with its
     old size and mtime (``cp -p``, ``rsync -a``, ``tar x``), as ccache's ``compiler_check`` default
     does by mtime and size.  A wrapper's text names the compiler it runs, so repointing it is seen;
-    a wrapper that picks its compiler from a file it reads is not (``meson setup --reconfigure``).
+    a wrapper that picks its compiler from a file it reads is not (``meson setup --reconfigure --clearcache``).
     """
     out: list[list[object]] = []
     for real in resolved_programs(command):
@@ -170,10 +200,10 @@ def _script_digest(path: str) -> str | None:
         head = fsio.read_head(path, 2)
         if head != b"#!":
             return None
-        import hashlib
+        from .digest import sha256
 
         with open(path, "rb") as fh:
-            return hashlib.sha256(fh.read(WRAPPER_BYTES)).hexdigest()
+            return sha256(fh.read(WRAPPER_BYTES)).hexdigest()
     except OSError:
         return None
 

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import os
 import re
-from typing import TYPE_CHECKING, NamedTuple
 
 from . import fsio
+from ._record import TYPE_CHECKING, NamedTuple
 from .errors import DispatchSourceError, InputError, did_you_mean, did_you_mean_token, unknown_names
 from .records import Detection
 from .tables import Table, all_feature_names
@@ -30,7 +30,9 @@ if TYPE_CHECKING:
 __all__ = ["POLICIES", "Statement", "parse_text", "parse_targets", "parse_file", "render_statement", "Target", "select",
            "target_name"]
 
-POLICIES = ("KEEP_BASELINE", "KEEP_SORT", "MAXOPT", "WERROR", "AUTOVEC")
+# NOHEADER: the source is compiled for its targets like any other, but gets no generated <source>.h: a file
+# of a project's own per-ISA layout (x86/pitch_sse.c beside its own pitch_sse.h), called through its own tables.
+POLICIES = ("KEEP_BASELINE", "KEEP_SORT", "MAXOPT", "WERROR", "AUTOVEC", "NOHEADER")
 MAX_LINES = 1000
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
@@ -251,7 +253,10 @@ def _choose(st: Statement, det: Detection, table: Table) -> list[tuple[str, ...]
         members = tuple(table.sort(ahead)) if ahead else (table.sort(t)[-1],)
         if members not in chosen:
             chosen.append(members)
-    if "KEEP_BASELINE" not in st.policies:
+    # numpy's protocol: a list without 'baseline' has no fallback, so it keeps what the baseline covers
+    keep = "KEEP_BASELINE" in st.policies or (not st.baseline and table.project is not None
+                                               and table.project.keep_covered)
+    if not keep:
         chosen = [m for m in chosen if not all(n in baseline for n in m)]
     # mutual implication ties (e.g. MSVC's FMA3 <-> AVX2) keep the higher feature only
     chosen = [m for m in chosen if not (len(m) == 1 and any(

@@ -8,12 +8,13 @@ changes, so a no-change reconfigure recompiles nothing.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
 
 from . import fsio
+from ._record import TYPE_CHECKING
 from .dispatch import Target
 from .errors import InputError
 from .records import Detection
+from .tables import macro_name
 from .version import __version__
 
 if TYPE_CHECKING:
@@ -57,7 +58,8 @@ def kernel_header(det: Detection) -> str:
     lines += _xmacro("#define CCOPT_WITH_CPU_BASELINE_CALL(CB, ...)", "CCOPT__EXPAND(CB({item}, __VA_ARGS__))", base)
     lines += ["", "/* baseline features (target builds also get CCOPT_HAVE_* of their own features as -D) */"]
     for n in det.have_names(base) if det.table else ():
-        lines += [f"#ifndef CCOPT_HAVE_{n}", f"#define CCOPT_HAVE_{n} 1", "#endif"]
+        have = det.macro_name("have", name=n)
+        lines += [f"#ifndef {have}", f"#define {have} 1", "#endif"]
     headers: dict[str, list[str]] = {}
     for n, f in sorted(det.table.features.items() if det.table else (), key=lambda kv: (kv[1].interest, kv[0])):
         for h in f.headers:
@@ -67,7 +69,7 @@ def kernel_header(det: Detection) -> str:
                   "#ifndef CCOPT_NO_INTRIN_HEADERS"]
         guards = det.table.header_guards if det.table else {}
         for h, owners in headers.items():
-            cond = " || ".join(f"defined(CCOPT_HAVE_{n})" for n in owners)
+            cond = " || ".join(f"defined({det.macro_name('have', name=n)})" for n in owners)
             cond = f"({cond}) && !defined({guards[h]})" if h in guards else cond
             lines += [f"#if {cond}", f"#include <{h}>", "#endif"]
         lines += ["#endif"]
@@ -107,11 +109,13 @@ def dispatch_header(source: str, targets: Sequence[Target], origin: str = "the @
     real = [t for t in targets if t.name != "BASELINE"]
     has_base = any(t.name == "BASELINE" for t in targets)
     checks = [("&&".join(f"CHK({m})" for m in (t.checks or t.members)), t.name) for t in real]
-    pre = f"CCOPT_SRC_{sid}"
+    pre = macro_name("source", id=sid)
     lines = [_BANNER.format(version=__version__, what=f"{origin} of {fsio.base_name(source)}").rstrip(),
              f"#ifndef {pre}", f"#define {pre} 1", '#include "ccopt_dispatch.h"', "",
              f'#define {pre}_TARGETS "{" ".join(t.name for t in targets)}"']
-    lines += [f"#define CCOPT_DISPATCH_HAS_{sid}_{t.name} 1" for t in targets]
+    lines += [f"#define {macro_name('source_has', id=sid, target=t.name)} 1" for t in targets]
+    lines += [f"#define {pre}_CHECK_{name}(CHK) ({c})" for c, name in checks]
+    lines += [f"#define {pre}_CHECK_BASELINE(CHK) 1"] if has_base else []
     lines += _xmacro(f"#define {pre}_CALL(CHK, CB, ...)", "{item}", [
         f"CCOPT__EXPAND(CB(({c}), {name}, __VA_ARGS__))" for c, name in checks])
     if has_base:
@@ -131,7 +135,8 @@ def numpy_dispatch_header(det: Detection, source: str, targets: Sequence[Target]
     (``#undef`` first: numpy's headers redefine them per source), read by numpy's ``npy_cpu_dispatch.h``.
 
     numpy's run-time does not enforce implication, so each target tests its whole implied closure,
-    as far as the run-time knows the names (a project's ``max`` list names them), not its members alone.
+    as far as the run-time knows the names (a project's ``max`` list names them), not its members alone;
+    a project's own feature set says what to test itself (each row's ``detect``, as numpy's rows do).
     """
     p = det.request.macros.prefix
     table = det.table
@@ -153,9 +158,11 @@ def numpy_dispatch_header(det: Detection, source: str, targets: Sequence[Target]
             raise InputError(f"dispatch source '{fsio.base_name(source)}': target {t.name} needs "
                              f"{', '.join(untestable)}, which the project's run-time cannot test (its features "
                              "file's 'max' does not list it); remove it from the target list or add it to 'max'")
-        # implied names the run-time does not know are implied by the hardware of a member it tests
-        tests = [n for n in table.sort(table.closure(t.checks or t.members)) if known is None or n in known]
-        cond = "&&".join(f"TEST_CB({n})" for n in tests)
+        if table.project is not None and table.project.owns:  # the project's own rule (numpy's 'detect')
+            tests = table.detect_of(t.members)
+        else:  # implied names the run-time does not know are implied by the hardware of a member it tests
+            tests = [n for n in table.sort(table.closure(t.checks or t.members)) if known is None or n in known]
+        cond = "&&".join(f"TEST_CB({n})" for n in tests) or "1"
         rows.append(f"{p}_MTARGETS_EXPAND(EXEC_CB(({cond}), {t.name}, __VA_ARGS__))")
     lines += _xmacro(f"#define {p}MTARGETS_CONF_DISPATCH(TEST_CB, EXEC_CB, ...)", "{item}", rows)
     return "\n".join(lines) + "\n"

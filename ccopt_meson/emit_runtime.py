@@ -21,11 +21,11 @@ import re
 import sys
 import textwrap
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from .digest import data_digest, provenance
 from .errors import TableError
-from .tables import Machine, Project, Table, families, machines, reference_compiler, table_for
+from .tables import Machine, Project, Table, families, machines, macro_name, reference_compiler, table_for
 from .version import __version__
 
 __all__ = ["HEADER_NAME", "runtime_table_header", "feature_ids", "write_table", "main"]
@@ -127,7 +127,7 @@ def _emit_enum(out: _Lines, ids: Mapping[str, int], project: Project | None) -> 
     out.add(f"    CCOPT_CPU_MAX_FEATURE = {len(ids)}", "};")
 
 
-def _emit_common_data(out: _Lines, ids: Mapping[str, int]) -> None:
+def _emit_common_data(out: _Lines, ids: Mapping[str, int], have: Callable[[str], str]) -> None:
     text_max = sum(len(n) + 1 for n in ids) + 1
     out.add(
         "/* Room for every name, each followed by one separator, plus the NUL. */",
@@ -136,9 +136,9 @@ def _emit_common_data(out: _Lines, ids: Mapping[str, int]) -> None:
         "static const char *const ccopt_cpu_names[CCOPT_CPU_MAX_FEATURE] = {",
     )
     out.add(*(f"    {_c_string(n)}," for n in ids))
-    out.add("};", "", "/* 1 when the build's baseline includes the feature (-DCCOPT_HAVE_<NAME>). */")
+    out.add("};", "", f"/* 1 when the build's baseline includes the feature (-D{have('<NAME>')}). */")
     for name in ids:
-        out.add(f"#ifdef CCOPT_HAVE_{name}", f"#define CCOPT_CPU_BASE_{name} 1",
+        out.add(f"#ifdef {have(name)}", f"#define CCOPT_CPU_BASE_{name} 1",
                 "#else", f"#define CCOPT_CPU_BASE_{name} 0", "#endif")
     out.add(
         "",
@@ -156,7 +156,7 @@ def _emit_common_data(out: _Lines, ids: Mapping[str, int]) -> None:
         " * initializers below are positional (designated ones are not C++ before C++20). */",
         "typedef struct ccopt_cpu_recipe {",
         "    int id;                           /* CCOPT_CPU_<NAME> */",
-        "    unsigned char baseline;           /* CCOPT_HAVE_<NAME> was defined at build time */",
+        "    unsigned char baseline;           /* its HAVE macro was defined at build time */",
         "    unsigned char always;             /* part of the architecture */",
         "    unsigned char cpuid;              /* detectable with cpuid: all cpuid bits set and XCR0 ok */",
         "    unsigned char auxv;               /* detectable with AT_HWCAP/AT_HWCAP2 */",
@@ -274,10 +274,17 @@ def _emit_version(out: _Lines) -> None:
     out.add(f'#define CCOPT_VERSION "{__version__}"', "")
 
 
-def runtime_table_header(digest: str | None = None, project: Project | None = None) -> str:
+def runtime_table_header(digest: str | None = None, project: Project | None = None,
+                         macros: tuple[str, str] | None = None) -> str:
     """The text of ``ccopt_cpu_table.h`` for the tables and the project's features: deterministic,
-    no paths, no timestamps.  ``digest``: their ``data_digest`` when the caller has it already.
+    no paths, no timestamps.  ``digest``: their ``data_digest`` when the caller has it already; ``macros``:
+    the build's (prefix, header style), whose ``have`` macro says a feature is in the baseline.
     """
+    prefix, style = macros or (None, "ccopt")
+
+    def have(name: str) -> str:
+        return macro_name("have", prefix, style, name=name)
+
     ids = feature_ids(project)
     out = _Lines()
     out.add(
@@ -302,7 +309,7 @@ def runtime_table_header(digest: str | None = None, project: Project | None = No
         "#define CCOPT_CPU_TABLE_DATA_H",
         "",
     )
-    _emit_common_data(out, ids)
+    _emit_common_data(out, ids, have)
     keyword = "#if"
     for m in machines():
         out.add("", f"{keyword} {_machine_condition(m)} /* {m.name} */")
@@ -314,11 +321,12 @@ def runtime_table_header(digest: str | None = None, project: Project | None = No
     return "\n".join(out.lines) + "\n"
 
 
-def write_table(directory: str | os.PathLike[str], digest: str | None = None, project: Project | None = None) -> bool:
+def write_table(directory: str | os.PathLike[str], digest: str | None = None, project: Project | None = None,
+                macros: tuple[str, str] | None = None) -> bool:
     """Write ``ccopt_cpu_table.h`` into ``directory``; False when it is already the current tables'."""
     from .fsio import atomic_write
 
-    return atomic_write(os.path.join(directory, HEADER_NAME), runtime_table_header(digest, project))
+    return atomic_write(os.path.join(directory, HEADER_NAME), runtime_table_header(digest, project, macros))
 
 
 def main(argv: Sequence[str] | None = None) -> int:

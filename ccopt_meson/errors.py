@@ -7,7 +7,8 @@ as a single line, which Meson shows verbatim as the configure error.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
+
+from ._record import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from typing import Iterable

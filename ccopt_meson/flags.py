@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
+
+from ._record import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from typing import Any, Mapping, Sequence

@@ -1,8 +1,8 @@
 """The commands ``meson.build`` runs (``configure``, ``targets``) and ``ccopt-meson setup``.
 
 This module owns everything about Meson: the line protocol ``meson.build``
-reads, the build-dir layout (``meson-private/coredata.dat``), how an explicit
-reconfigure is told from ninja's automatic regeneration.
+reads, the build-dir layout (``meson-private/coredata.dat``), how a
+``--clearcache`` is told from ninja's automatic regeneration.
 
 **Line protocol**: ``configure`` prints ``key<TAB>value`` lines and
 ``targets`` prints ``library<TAB>source<TAB>args`` lines; ``meson.build``
@@ -10,14 +10,15 @@ splits them at tabs and lists at spaces.  So no value may hold a tab or a line
 break, and no list item a space: names that would are refused where they
 enter (``check_field``), never passed on shifted.
 
-**Flush on an explicit reconfigure**: Meson runs ninja's automatic regeneration
-and ``meson setup --reconfigure`` through the same code path, and tells a
-``run_command`` script nothing about which one it is.  What the helper can see
-is its parent, the Meson process: on Linux ``/proc/<ppid>/cmdline`` reads
-``meson setup --reconfigure BUILDDIR`` for the explicit case and
-``meson --internal regenerate ...`` for ninja's.  Only the first flushes the
-cache.  Where ``/proc`` does not exist, ``ccopt-meson setup --reconfigure``
-flushes before starting Meson, and ``CCOPT_FLUSH=1`` forces a flush anywhere.
+**Flush where Meson drops its own check results**: ``meson setup --clearcache`` (and
+``--wipe``, which starts from nothing); ``--reconfigure`` alone keeps them, and so keeps the
+feature cache, whose key covers every input a verdict depends on.  Meson runs ninja's automatic
+regeneration and ``meson setup`` through the same code path, and tells a ``run_command`` script
+nothing about which one it is.  What the helper can see is its parent, the Meson process: on
+Linux ``/proc/<ppid>/cmdline`` reads ``meson setup --reconfigure --clearcache BUILDDIR`` for the
+explicit case and ``meson --internal regenerate ...`` for ninja's.  Only the first flushes the
+cache.  Where ``/proc`` does not exist, ``ccopt-meson setup --clearcache`` flushes before
+starting Meson, and ``CCOPT_FLUSH=1`` forces a flush anywhere.
 """
 
 from __future__ import annotations
@@ -25,13 +26,13 @@ from __future__ import annotations
 import os
 import re
 import sys
-from typing import TYPE_CHECKING, NamedTuple
 
-from . import cache, dispatch, emit, fsio, pipeline
+from . import cache, dispatch, emit, fsio, pipeline, schema
+from ._record import TYPE_CHECKING, NamedTuple
 from .digest import data_digest, provenance
-from .errors import InputError
-from .records import Detection, Request
-from .tables import macro_style
+from .errors import InputError, TableError
+from .records import Detection, Macros, Request
+from .tables import check_macros, macro_style
 from .tokens import show
 
 if TYPE_CHECKING:
@@ -41,17 +42,18 @@ if TYPE_CHECKING:
 
     StrPath = Union[str, "os.PathLike[str]"]
 
-__all__ = ["ConfigureOptions", "TargetsOptions", "Kernel", "kernel", "configure", "targets", "run_setup",
-           "explicit_reconfigure", "parent_argv", "is_build_dir", "mark_for_reconfigure", "check_field",
+__all__ = ["ConfigureOptions", "TargetsOptions", "Kernel", "kernel", "paired", "configure", "targets", "run_setup",
+           "clears_cache", "parent_argv", "is_build_dir", "mark_for_reconfigure", "check_field",
            "RESERVED_HEADERS"]
 
-FLUSH_FLAGS = ("--reconfigure", "--wipe", "--clearcache")
+FLUSH_FLAGS = ("--wipe", "--clearcache")  # where Meson drops its own compiler-check cache
 # Headers the subproject itself provides: a generated <source>.h must never shadow them.
 RUNTIME_TABLE = "ccopt_cpu_table.h"  # emit_runtime.HEADER_NAME, named here so a hit need not load the generator
 # Included ahead of every dispatched version (see _force_include): the build's kernel facts, the dispatch macros.
 FORCE_INCLUDED = ("ccopt_kernel.h", "ccopt_dispatch.h")
 RESERVED_HEADERS = frozenset({*FORCE_INCLUDED, "ccopt_config.h", "ccopt_cpu.h", RUNTIME_TABLE})
 _UNSAFE = re.compile(r"[\x00-\x1f\x7f]")
+CALL_RECORD_BYTES = 1 << 20  # the targets call record: a few hundred bytes per source
 
 
 class ConfigureOptions(NamedTuple):
@@ -59,6 +61,7 @@ class ConfigureOptions(NamedTuple):
     build_dir: StrPath | None = None  # where the cache lives (default: output_dir)
     flush: bool = False
     write_config: bool = False
+    runtime: bool = True  # the subproject's runtime option: false when the project keeps a run-time of its own
 
 
 class TargetsOptions(NamedTuple):
@@ -98,13 +101,17 @@ def parent_argv() -> list[str] | None:
     return [a.decode("utf-8", "replace") for a in raw.split(b"\0") if a]
 
 
-def explicit_reconfigure(argv: Sequence[str] | None) -> bool:
-    """Is this run part of ``meson setup --reconfigure`` (or ``CCOPT_FLUSH`` set), not ninja's regeneration?"""
+def clears_cache(argv: Sequence[str] | None) -> bool:
+    """Is this run part of ``meson setup --clearcache`` (or ``CCOPT_FLUSH`` set), not ninja's regeneration?
+
+    A plain ``--reconfigure`` keeps the feature cache as Meson keeps its own compiler checks
+    (``coredata.clear_cache`` runs for ``--clearcache`` only): every input of a verdict is in the
+    key, so a reconfigure of an unchanged build is a hit, not two compiler processes."""
     if os.environ.get("CCOPT_FLUSH", "") not in ("", "0"):
         return True
     if not argv or "--internal" in argv:
         return False
-    return any(a in ("--reconfigure", "--clearcache") for a in argv)
+    return "--clearcache" in argv
 
 
 def is_build_dir(path: StrPath) -> bool:
@@ -150,7 +157,7 @@ def _configure_lines(det: Detection, path: str) -> list[str]:
     base_args = det.baseline_args()
     lines = [
         ("arch", det.arch),
-        ("compiler", f"{det.compiler.id}-{det.compiler.version}".replace(" ", "_")),
+        ("compiler", check_field(f"{det.compiler.id}-{det.compiler.version}".replace(" ", "_"), "compiler version")),
         ("baseline_names", " ".join(det.baseline)),
         ("baseline_args", _args_field(base_args, "baseline argument")),
         ("dispatch_names", " ".join(det.dispatch)),
@@ -158,10 +165,13 @@ def _configure_lines(det: Detection, path: str) -> list[str]:
         ("cache_hit", "true" if det.cache_hit else "false"),
         ("probes", str(det.probes)),
         ("feature_file", check_field(os.path.realpath(path), "build directory", spaces=True)),
+        # NAME:STATE for every feature of the machine (Detection.state): the subproject's feature_states
+        ("feature_states", " ".join(f"{n}:{det.state(n)}" for n in (det.table.features if det.table else ()))),
     ]
-    warning = next((n for n in det.notes if n.startswith("warning: ")), None)  # pipeline.guaranteed_failure's
-    if warning:  # meson.build shows it with warning(), and the other notes with message()
-        text = "".join(c if c.isascii() and c.isprintable() else "?" for c in warning.removeprefix("warning: "))
+    # pipeline.guaranteed_failure's, a retired name's: one line, which meson.build shows with warning()
+    warning = "; ".join(n.removeprefix("warning: ") for n in det.notes if n.startswith("warning: "))
+    if warning:  # and the other notes with message()
+        text = "".join(c if c.isascii() and c.isprintable() else "?" for c in warning)
         lines.append(("warning", text))  # compiler output: printable ASCII only, to fit the line protocol
     # every enabled target gets its line (no @targets policy applies here: no tie filter)
     for name in det.dispatch:
@@ -172,13 +182,14 @@ def _configure_lines(det: Detection, path: str) -> list[str]:
 
 def configure(req: Request, opts: ConfigureOptions) -> int:
     """Detect for one language, write ``ccopt_config.h`` if asked, print the lines meson.build reads."""
-    flush = opts.flush or explicit_reconfigure(parent_argv())
+    check_macros(req.macros.prefix, req.macros.style, opts.runtime)  # before anything runs or is written
+    flush = opts.flush or clears_cache(parent_argv())
     cache_dir = opts.build_dir or opts.output_dir
     det = pipeline.detect(req, build_dir=cache_dir, flush_first=flush)
     if opts.write_config:
         emit.write_if_changed(os.path.join(opts.output_dir, emit.KERNEL_HEADER), emit.kernel_header(det))
         emit.write_if_changed(os.path.join(opts.output_dir, "ccopt_config.h"), emit.config_header(det))
-        _write_runtime_table(opts.output_dir, req.project)
+        _write_runtime_table(opts.output_dir, req.project, req.macros)
     # stdout is for meson.build; the notes, on stderr, are its messages (a warning has a line of its own)
     notes = "".join(f"ccopt-meson: note: {note}\n" for note in det.notes if not note.startswith("warning: "))
     sys.stderr.write(notes)
@@ -234,6 +245,21 @@ def kernel(arg: str, project: Project | None = None) -> Kernel:
     return Kernel(_for_meson(source), dispatch.parse_targets(text, f"targets of {source}", project), "the target list")
 
 
+def paired(args: Sequence[str]) -> list[str]:
+    """``files('k.c'), ': avx2'`` as ``'k.c: avx2'``: a target list right after a source Meson handed over as a
+    path (``files()``, what a port of someone else's tree has) is that source's list."""
+    out: list[str] = []
+    alone = False  # the previous argument is a source without a list
+    for arg in args:
+        if alone and arg.lstrip().startswith(":"):
+            out[-1] = f"{out[-1]}{arg.strip()}"
+            alone = False
+            continue
+        out.append(arg)
+        alone = os.path.isfile(arg) or ":" not in arg
+    return out
+
+
 def _header_path(source: str, out_dir: StrPath) -> str:
     """Where ``<source>.h`` goes; refused when it would shadow, replace or overwrite what is not ours."""
     name = emit.header_name(source)
@@ -268,27 +294,44 @@ def _meson_run() -> list[str] | None:
     return [str(ppid), start]
 
 
+def _check_source_ids(sources: list[str]) -> None:
+    """Each source's macros are named after its id (``a-b.dispatch.c`` and ``a_b.dispatch.c`` are both
+    ``a_b_dispatch``): two sources of one id would share them, and a caller would run one source's versions
+    with the other's checks."""
+    seen: dict[str, str] = {}
+    for source in sources:
+        sid = emit.source_id(source)
+        if seen.setdefault(sid, source) != source:
+            raise InputError(f"dispatch sources '{seen[sid]}' and '{source}' have the same macro id {sid} "
+                             "(every character but letters, digits and '_' becomes '_'), so their headers would "
+                             "share one set of macros; rename one of them")
+
+
 def _check_one_call_per_prefix(out_dir: StrPath, prefix: str, sources: list[str]) -> None:
     """A second ``targets`` call of one Meson run in one directory, with the same prefix, would make
     libraries of the same names, which Meson refuses in its own words: named here, with the way out."""
     import json
 
     run = _meson_run()
-    if run is None:
+    if run is None or not sources:
         return
     path = os.path.join(out_dir, f"ccopt-targets-{prefix}.json")
-    try:
-        with open(path, encoding="utf-8") as fh:
-            last = json.load(fh)
-    except (OSError, ValueError):
+    try:  # a record that is missing, not a regular file, too big or not ours is no earlier call
+        last = schema.read_document(path, CALL_RECORD_BYTES, "targets call record", "cache.schema.json",
+                                    "targets_call").value
+    except (OSError, InputError, TableError):
         last = None
-    if isinstance(last, dict) and last.get("meson") == run and last.get("sources") != sources:
-        first = last.get("sources") or ["?"]
+    if last is not None and last["meson"] == run and last["sources"] != sources:
+        first = last["sources"]
         raise InputError(f"a second 'targets' call in {fsio.show_path(out_dir)} ('{sources[0]}' after "
                          f"'{first[0]}') with prefix '{prefix}' would make libraries of the same names; pass "
                          "'--prefix', 'NAME' to one of the calls (libraries are named PREFIX_TARGET)")
+    record = {"generator": fsio.MARK, "key": "ccopt-targets-call-v1", "meson": run, "sources": sources}
+    try:
+        schema.check(record, "cache.schema.json", "targets_call")  # never a record its own reader refuses
+    except TableError:
+        return
     if fsio.generated_by_us(path):  # never a file of someone else's under that name
-        record = {"generator": fsio.MARK, "key": "ccopt-targets-call-v1", "meson": run, "sources": sources}
         fsio.atomic_write(path, json.dumps(record) + "\n")
 
 
@@ -302,6 +345,24 @@ def _check_something_is_built(k: Kernel, chosen: list[dispatch.Target], det: Det
         raise InputError(f"{k.source}: every target for {det.arch} ({', '.join(mine)}) is part of the baseline "
                          "and the list has no 'baseline': nothing would be built; add 'baseline' to the list "
                          "(or '$keep_baseline' to build those targets anyway)")
+
+
+def _dropped_targets(kernels: list[Kernel], det: Detection) -> list[str]:
+    """One note per name of this machine in the target lists that the compiler cannot build, with its reason
+    (on stderr, which Meson logs; ``message(r.stderr())`` shows it on the console)."""
+    if det.table is None:
+        return []
+    where: dict[str, list[str]] = {}
+    for k in kernels:
+        for n in (n for t in k.statement.targets for n in t):
+            if n in det.table.features and det.supported(n) is False and k.source not in where.get(n, []):
+                where.setdefault(n, []).append(k.source)
+    notes = []
+    for n, sources in where.items():
+        first = (det.reason(n).splitlines() or ["failed"])[0][:200]
+        more = f" and {len(sources) - 1} more" if len(sources) > 1 else ""
+        notes.append(f"targets: {n} dropped from {sources[0]}{more}: the compiler cannot build it ({first})")
+    return notes
 
 
 def _library(prefix: str, target: dispatch.Target, policies: frozenset[str]) -> str:
@@ -329,7 +390,7 @@ def _force_include(det: Detection) -> list[str]:
 
 def targets(opts: TargetsOptions) -> int:
     """``LIBRARY<TAB>args<TAB>sources<TAB>TARGET`` lines, one per distinct set of compile args; writes each
-    ``<source>.h``.
+    ``<source>.h`` (none for a source whose list has ``$noheader``).
 
     One process for all sources of a project (every helper start costs a Python start-up on
     every configure), and one static library per target rather than per source and target:
@@ -337,23 +398,30 @@ def targets(opts: TargetsOptions) -> int:
     """
     det = _read_feature_file(opts.feature_file, opts.project)
     out_dir = opts.output_dir or _caller_build_dir()
-    kernels = [kernel(arg, opts.project) for arg in opts.sources]
+    kernels = [kernel(arg, opts.project) for arg in paired(opts.sources)]
     for k in kernels:
         _check_language(k.source, opts.lang)
-    headers = [emit.header_name(k.source) for k in kernels]
+    headers = [emit.header_name(k.source) for k in kernels if "NOHEADER" not in k.statement.policies]
     clash = next((h for h in headers if headers.count(h) > 1), None)
     if clash:  # both would write the same <source>.h into one build directory
         raise InputError(f"two dispatch sources would share the generated header {clash}; "
                          "rename one, or call 'targets' from each source's own meson.build")
-    check_field(opts.prefix, "--prefix")
+    _check_source_ids([k.source for k in kernels])
+    if not re.fullmatch(r"[A-Za-z0-9_][A-Za-z0-9_.+-]{0,63}", opts.prefix):  # library and record names
+        raise InputError(f"--prefix: '{opts.prefix.encode('unicode_escape').decode()[:80]}' must be a plain name "
+                         "(letters, digits, '_', '.', '+', '-'; no '/', not starting with '.'): it names the "
+                         "libraries (PREFIX_TARGET) and a file in the build directory")
     _check_one_call_per_prefix(out_dir, opts.prefix, [k.source for k in kernels])
     # every header path is checked before any is written
-    plan = [(k, _header_path(k.source, out_dir), dispatch.select(k.statement, det)) for k in kernels]
+    plan = [(k, None if "NOHEADER" in k.statement.policies else _header_path(k.source, out_dir),
+             dispatch.select(k.statement, det)) for k in kernels]
     for k, _, chosen in plan:
         _check_something_is_built(k, chosen, det)
+    sys.stderr.write("".join(f"ccopt-meson: note: {n}\n" for n in _dropped_targets(kernels, det)))
     groups: dict[str, tuple[list[str], list[str], str, int]] = {}  # library -> (args, sources, target, rank)
     for k, header, chosen in plan:
-        emit.write_if_changed(header, emit.source_header(det, k.source, chosen, k.origin))
+        if header is not None:
+            emit.write_if_changed(header, emit.source_header(det, k.source, chosen, k.origin))
         for t in chosen:
             rank = det.table.rank(t.members) if det.table is not None and t.members else 0
             args, sources, _, _ = groups.setdefault(_library(opts.prefix, t, k.statement.policies),
@@ -369,12 +437,12 @@ def targets(opts: TargetsOptions) -> int:
     return 0
 
 
-def _write_runtime_table(out_dir: str | os.PathLike[str], project: Project | None) -> None:
+def _write_runtime_table(out_dir: str | os.PathLike[str], project: Project | None, macros: Macros) -> None:
     """``ccopt_cpu_table.h`` (what ccopt_cpu.c walks) for the current tables: never a stale copy.
 
-    A table made from these tables already is left alone without loading the generator.
+    A table made from these tables (and this macro protocol) already is left alone without loading the generator.
     """
-    digest = data_digest(project)
+    digest = data_digest(project) + ("" if macros == Macros() else f"+{macros.prefix}{macros.style}")
     try:
         head = fsio.read_head(os.path.join(out_dir, RUNTIME_TABLE), 1024)
     except OSError:
@@ -382,7 +450,7 @@ def _write_runtime_table(out_dir: str | os.PathLike[str], project: Project | Non
     if head is None or provenance(digest).encode() not in head:
         from .emit_runtime import write_table  # the generator loads only when the tables changed
 
-        write_table(out_dir, digest, project)
+        write_table(out_dir, digest, project, (macros.prefix, macros.style))
 
 
 def _caller_build_dir() -> str:
@@ -403,14 +471,14 @@ def _read_feature_file(path: StrPath, project: Project | None) -> Detection:
 
 
 def _meson_command() -> list[str]:
-    import shutil
+    from .compiler import find_program
 
-    found = shutil.which("meson")
+    found = find_program("meson")
     return [found] if found else [sys.executable, "-m", "mesonbuild.mesonmain"]
 
 
 def run_setup(args: Sequence[str]) -> int:
-    """``meson setup ARGS``; with --reconfigure/--wipe/--clearcache the caches are flushed first."""
+    """``meson setup ARGS``; with --wipe/--clearcache the caches are flushed first."""
     args = list(args[1:]) if args[:1] == ["--"] else list(args)
     flushing = any(a in FLUSH_FLAGS for a in args)
     for cand in (a for a in args if not a.startswith("-")) if flushing else ():

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import os
 import re
-from typing import TYPE_CHECKING
 
 from . import cache, fsio
+from ._record import TYPE_CHECKING
 from .errors import CcoptError, CompilerError, InputError
 from .records import (
+    BASELINE_DETECT,
     DEFAULT_BASELINE,
     DEFAULT_DISPATCH,
     CompilerInfo,
@@ -29,10 +30,10 @@ from .records import (
 from .resolve import Token, evaluate, explain_names, render_tokens, resolve, tokenize, uses
 from .tables import (
     Table,
+    check_macros,
     compiler_spec,
     families_of,
     machines,
-    macro_style,
     native_flags_anywhere,
     picks_cpu,
     reference_compiler,
@@ -55,12 +56,12 @@ __all__ = ["Request", "Detection", "detect", "document", "flush", "read", "DEFAU
 def _check(req: Request) -> None:
     if not req.command or not all(isinstance(c, str) and c for c in req.command):
         raise InputError("the compiler command is empty; pass --cc or set CC")
+    if req.baseline_detect not in BASELINE_DETECT:
+        raise InputError(f"baseline-detect: '{str(req.baseline_detect)[:40]}' is not one of "
+                         f"{', '.join(BASELINE_DETECT)}")
     if req.lang not in ("c", "cpp"):
         raise InputError(f"unknown language '{req.lang}'; use 'c' or 'cpp'")
-    if not re.fullmatch(r"[A-Z][A-Z0-9_]{0,30}_", req.macros.prefix):
-        raise InputError(f"macro-prefix: '{req.macros.prefix[:40]}' must be upper-case letters, digits and '_', "
-                         "ending in '_' (CCOPT_, NPY_)")
-    macro_style(req.macros.style)
+    check_macros(req.macros.prefix, req.macros.style)
     _one_architecture([*req.command, *req.args])
 
 
@@ -80,9 +81,11 @@ def _one_architecture(words: Sequence[str]) -> None:
 
 
 def expressions(req: Request) -> Expressions:
-    """The two expressions, parsed; the user's own ``-march`` adds DETECT to the baseline."""
-    base = tokenize(req.baseline, "cpu-baseline", req.project)
-    disp = tokenize(req.dispatch, "cpu-dispatch", req.project)
+    """The two expressions, parsed; the user's own ``-march`` adds DETECT to the baseline (``baseline_detect``
+    'auto'; 'enabled': always, 'disabled': never)."""
+    notes: list[str] = []
+    base = tokenize(req.baseline, "cpu-baseline", req.project, notes)
+    disp = tokenize(req.dispatch, "cpu-dispatch", req.project, notes)
     explain_names(req.explain, req.project)  # each a feature name: the same one-line errors as the CLI's
     if req.disable_optimization:
         for opt, toks, default in (("cpu-baseline", base, DEFAULT_BASELINE), ("cpu-dispatch", disp, DEFAULT_DISPATCH)):
@@ -91,11 +94,12 @@ def expressions(req: Request) -> Expressions:
                     f"{opt}: '{render_tokens(toks).lower()}' conflicts with disable-optimization=true, "
                     f"which turns every CPU feature off; unset one of the two"
                 )
-        return Expressions((), (), any(a in native_flags_anywhere() for a in req.args))
-    if any(picks_cpu(a) for a in req.args) and not uses(base, "DETECT"):
+        return Expressions((), (), any(a in native_flags_anywhere() for a in req.args), tuple(notes))
+    detect = {"auto": any(picks_cpu(a) for a in req.args), "enabled": True, "disabled": False}[req.baseline_detect]
+    if detect and not uses(base, "DETECT"):
         base = [*base, Token("+", "DETECT")]
     native = uses(base + disp, "NATIVE") or any(a in native_flags_anywhere() for a in req.args)
-    return Expressions(tuple(base), tuple(disp), native)
+    return Expressions(tuple(base), tuple(disp), native, tuple(notes))
 
 
 
@@ -126,6 +130,21 @@ def _selection(expr: Expressions, table: Table, probed: Probed, notes: list[str]
     return base, disp
 
 
+def dropped_names(expr: Expressions, table: Table, outcomes: Mapping[str, Outcome]) -> list[str]:
+    """One note per name written in cpu-baseline or cpu-dispatch that the compiler cannot build, with its
+    reason: a listed target is never dropped without a word (``max`` lists nothing: ``explain`` says)."""
+    notes: list[str] = []
+    for option, tokens in (("cpu-baseline", expr.baseline), ("cpu-dispatch", expr.dispatch)):
+        for tok in dict.fromkeys(t for t in tokens if t.op == "+" and t.word in table.features):
+            feat, out = table.features[tok.word], outcomes.get(tok.word)
+            reason = feat.disabled or (out.reason if out is not None and not out.supported else None)
+            if reason:
+                first = (reason.splitlines() or ["failed"])[0]
+                notes.append(f"{option}: {tok.word} dropped: the compiler cannot build it "
+                             f"({first if len(first) <= 200 else first[:197] + '...'})")
+    return notes
+
+
 def guaranteed_failure(table: Table | None, outcomes: Mapping[str, Outcome], command: Sequence[str]) -> str | None:
     """A warning when the compiler fails a feature every CPU of its target has (the machine's ``min``):
     then nothing is wrong with the CPU; the compiler cannot use its own intrinsics headers, which
@@ -149,7 +168,7 @@ def document(req: Request, probed: Probed, hit: bool = False, key: str = "", pro
     ``expr``: the request's ``expressions`` when the caller has them already."""
     expr = expressions(req) if expr is None else expr
     table = _table(req, probed)
-    notes: list[str] = []
+    notes: list[str] = list(expr.notes)
     baseline: tuple[str, ...] = ()
     dispatch: tuple[str, ...] = ()
     if table is None:
@@ -159,6 +178,7 @@ def document(req: Request, probed: Probed, hit: bool = False, key: str = "", pro
         supported = {n: o.supported and not table.features[n].disabled
                      for n, o in probed.outcomes.items() if n in table.features}
         baseline, dispatch = resolve(table, base_sel, disp_sel, supported)
+        notes += dropped_names(expr, table, probed.outcomes)
         warning = guaranteed_failure(table, probed.outcomes, req.command)
         if warning:
             notes.append(warning)
@@ -384,8 +404,10 @@ def detect(req: Request, build_dir: str | os.PathLike[str] | None = None, flush_
             # 'targets' reads the request back from this file: it must hold this very request, not another
             # spelling of it (the key normalises expressions) nor one edited behind a copied key.
             if stored.request != req:
+                cache.check_request(req)  # (another spelling of a stored request may still be one it cannot hold)
                 cache.store(path, stored._replace(request=req))
             return document(req, stored.probed, hit=True, key=key, expr=expr)
+    cache.check_request(req)  # a request the cache cannot hold is refused before it is answered
     # Another request with the same compiler and args: its verdicts stand, only new features are probed.
     seed = stored.probed if stored is not None and stored.probe_key == probe_key and stored.probed.arch else None
     try:

@@ -10,8 +10,7 @@ the build directory.  It becomes JSON only in ``to_json`` (``--json`` output).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, NamedTuple
-
+from ._record import TYPE_CHECKING, NamedTuple
 from .tables import compiler_spec, macro_style, picks_cpu
 
 if TYPE_CHECKING:
@@ -21,11 +20,12 @@ if TYPE_CHECKING:
     from .tables import Project, Table
 
 
-__all__ = ["DEFAULT_BASELINE", "DEFAULT_DISPATCH", "JSON_SCHEMA_VERSION", "Macros", "Request", "Expressions",
-           "Outcome", "Probed", "CompilerInfo", "Policy", "Detection"]
+__all__ = ["DEFAULT_BASELINE", "DEFAULT_DISPATCH", "BASELINE_DETECT", "JSON_SCHEMA_VERSION", "Macros", "Request",
+           "Expressions", "Outcome", "Probed", "CompilerInfo", "Policy", "Detection"]
 
 DEFAULT_BASELINE = "min"
 DEFAULT_DISPATCH = "max"
+BASELINE_DETECT = ("auto", "enabled", "disabled")
 JSON_SCHEMA_VERSION = 1  # of the ``--json`` document users script against; the cache file has its own
 
 
@@ -53,6 +53,9 @@ class Request(NamedTuple):
     explain: tuple[str, ...] = ()
     project: Project | None = None  # a project's features file (``project.load``), None for the tables alone
     macros: Macros = Macros()
+    # when the baseline gains DETECT (what the user's own args enable): 'auto' when they pick a CPU
+    # (-march=, -mcpu=, ...), 'enabled' always, 'disabled' never (numpy's cpu-baseline-detect)
+    baseline_detect: str = "auto"
 
 
 class Expressions(NamedTuple):
@@ -61,6 +64,7 @@ class Expressions(NamedTuple):
     baseline: tuple[Token, ...]  # with DETECT added when the user's own args pick a CPU
     dispatch: tuple[Token, ...]
     native: bool  # the answer depends on the build machine's CPU ('native', ``-march=native``)
+    notes: tuple[str, ...] = ()  # what reading them said (a retired name's warning)
 
 
 class Outcome(NamedTuple):
@@ -134,6 +138,17 @@ class Detection(NamedTuple):
         out = self.outcomes.get(name)
         return "not probed: not part of the request" if out is None else out.reason
 
+    def state(self, name: str) -> str:
+        """What this build does with a feature, for a ``meson.build`` asking before it lists a target:
+        ``baseline``, ``dispatch``, ``buildable`` (the compiler builds it; not selected), ``unsupported``,
+        or ``not-probed`` (not part of the request: ``explain`` probes it)."""
+        if name in self.baseline:
+            return "baseline"
+        if name in self.dispatch:
+            return "dispatch"
+        ok = self.supported(name)
+        return "not-probed" if ok is None else "buildable" if ok else "unsupported"
+
     def have_names(self, names: Iterable[str]) -> list[str]:
         """``CCOPT_HAVE_*`` names of ``names``: each feature, its group members, its passing extra checks.
 
@@ -141,7 +156,9 @@ class Detection(NamedTuple):
         names only, as its own build system would spell them; groups and extra checks stay."""
         table = self.table
         assert table is not None
-        known = table.project.max_of(table.machine.family) if table.project else None
+        # ccopt's own protocol (its run-time knows every name of the tables) is never limited
+        limited = table.project is not None and not macro_style(self.request.macros.style)["runtime"]
+        known = table.project.max_of(table.machine.family) if limited and table.project else None
         out: list[str] = []
         for n in names:
             f = table.features[n]
@@ -153,6 +170,10 @@ class Detection(NamedTuple):
         """A macro of this build's protocol (``data/macros.json``): ``have``, ``target`` or ``baseline``."""
         macros = self.request.macros
         return str(macro_style(macros.style)[what]).format(prefix=macros.prefix, **fields)
+
+    def macro_name(self, what: str, **fields: str) -> str:
+        """The name of one macro of this build's protocol (``spelling`` without its value)."""
+        return self.spelling(what, **fields).split("=", 1)[0]
 
     def defines(self, names: Iterable[str]) -> list[str]:
         """``-DCCOPT_HAVE_X=1`` (in the compiler's spelling and the build's protocol) for ``names`` and all they
@@ -167,8 +188,11 @@ class Detection(NamedTuple):
 
     def baseline_request(self) -> str:
         """What was asked for the baseline, with the user's own CPU choice that raised it (``-march=native``)."""
-        picked = [a for a in self.compiler.args if picks_cpu(a)]
+        policy = self.request.baseline_detect
+        picked = [a for a in self.compiler.args if picks_cpu(a)] if policy != "disabled" else []
         asked = repr(self.request.baseline)
+        if policy == "enabled" and not picked:
+            return f"{asked} + what the compile args enable"
         return f"{asked} + what {' '.join(picked)} enables" if picked else asked
 
     def baseline_flags(self) -> list[str]:

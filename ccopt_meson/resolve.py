@@ -5,15 +5,16 @@ Grammar (numpy's): tokens separated by spaces or commas, case-insensitive;
 ``-`` in front of one token adds or removes it (adding is the default), with or
 without spaces (``max-xop-fma4`` == ``max -xop -fma4``).  A group ``(a b)``, as
 in ``@targets``, stands for its members; a sign before it applies to each.  Removing a feature
-also removes every selected feature that implies it (Meson-era numpy).
+also removes every selected feature that implies it (Meson-era numpy), unless a project's features
+file says ``"minus": "feature"`` (numpy 2.2: the feature alone).  A project's retired names stand for
+their successors, with a warning.
 
 Pure: it works on token lists and on probe outcomes handed in by the caller.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, NamedTuple
-
+from ._record import TYPE_CHECKING, NamedTuple
 from .errors import InputError, did_you_mean_token, unknown_names
 from .tables import Table, all_feature_names
 from .tokens import EXPRESSION_KEYWORDS, EXPRESSION_SEPARATORS, lex, show
@@ -34,9 +35,10 @@ class Token(NamedTuple):
     word: str  # upper-case feature name or special keyword
 
 
-def tokenize(text: str, option: str, project: Project | None = None) -> list[Token]:
+def tokenize(text: str, option: str, project: Project | None = None, notes: list[str] | None = None) -> list[Token]:
     """Parse an expression; every mistake is an InputError naming the option and token.
-    ``project``: the features file whose features are names too."""
+    ``project``: the features file whose features are names too, and whose retired names stand for their
+    successors (a warning in ``notes``; ``-NAME`` of one is ignored, as numpy's parser does)."""
     if not isinstance(text, str):
         raise InputError(f"{option}: expected a string, got {type(text).__name__}")
     lexemes = lex(text, EXPRESSION_SEPARATORS)
@@ -44,6 +46,7 @@ def tokenize(text: str, option: str, project: Project | None = None) -> list[Tok
         # numpy reads an empty value (-Dcpu-dispatch=), separators only, or a lone '+' as nothing
         return [Token("+", "NONE")]
     known = all_feature_names(project)
+    retired = project.retired if project is not None else {}
     tokens: list[Token] = []
     unknown: list[tuple[str, str]] = []
     op: str | None = None
@@ -60,10 +63,15 @@ def tokenize(text: str, option: str, project: Project | None = None) -> list[Tok
             op = lx.text
         elif lx.kind == "name":
             word = lx.text.upper()
+            sign = group[0] if group else op or "+"
+            op = None
+            if word in retired:
+                word = _retired(word, retired[word], sign, option, notes)
+                if not word:
+                    continue
             if word not in SPECIAL and word not in known:
                 unknown.append((show(lx.text), word))
-            tokens.append(Token(group[0] if group else op or "+", word))
-            op = None
+            tokens.append(Token(sign, word))
         else:
             hint = did_you_mean_token(lx.text, [*known, *SPECIAL])
             raise InputError(
@@ -78,6 +86,16 @@ def tokenize(text: str, option: str, project: Project | None = None) -> list[Tok
         names = unknown_names(unknown, [*known, *SPECIAL], "feature")
         raise InputError(f"{option}: {names}; 'ccopt-meson features' lists them")
     return tokens
+
+
+def _retired(word: str, new: str, sign: str, option: str, notes: list[str] | None) -> str:
+    """The name a retired one stands for ('' when the token is dropped), with the warning it earns."""
+    if notes is not None:
+        said = (f"{word} is no longer a feature name of this project; it stands for {new}" if new
+                else f"{word} is no longer a feature name of this project and is ignored")
+        dropped = " (removing a retired name is ignored: what it stands for is more)" if new and sign == "-" else ""
+        notes.append(f"warning: {option}: {said}{dropped}")
+    return new if sign == "+" else ""
 
 
 def explain_names(texts: Sequence[str], project: Project | None = None) -> list[str]:
@@ -141,6 +159,8 @@ def evaluate(tokens: Sequence[Token], table: Table, native: Iterable[str], detec
             names = {tok.word}
         if tok.op == "+":
             selected |= names
+        elif table.project is not None and table.project.minus == "feature":
+            selected -= names
         else:
             selected = {s for s in selected if not (table.closure([s]) & names)}
     if foreign:

@@ -18,8 +18,8 @@ from __future__ import annotations
 import functools
 import os
 import re
-from typing import TYPE_CHECKING, NamedTuple
 
+from ._record import TYPE_CHECKING, NamedTuple
 from .errors import InputError, TableError, did_you_mean
 from .flags import normalize_flags
 from .schema import read_json, validate_schema
@@ -49,6 +49,8 @@ __all__ = [
     "reference_compiler",
     "macros_data",
     "macro_style",
+    "check_macros",
+    "macro_name",
     "table_for",
     "data_file",
     "validate_family",
@@ -93,6 +95,8 @@ class Feature(NamedTuple):
     disabled: str | None
     runtime: Mapping[str, Any] = {}  # never mutated
     probe_file: str = ""  # a project feature's own probe source (absolute)
+    detect: tuple[tuple[str, str], ...] = ()  # a project set's run-time test: (name, regex of names it replaces)
+    flags_replace: str = ""  # a project set's row: flags of lower features it drops (numpy's 'match' of args)
 
     @property
     def probe(self) -> Path:
@@ -172,6 +176,13 @@ class Project(NamedTuple):
     overrides: Mapping[str, Mapping[str, Mapping[str, Any]]] = {}  # family -> built-in name -> fields it replaces
     max: Mapping[str, tuple[str, ...]] = {}  # family -> the only names 'max' selects there
     dispatch_implied: bool = False  # cpu-dispatch's selection is closed under implication (numpy 2's parser)
+    # The project's own feature set ('feature_set'): family -> every row it knows there (the built-in rows
+    # take no part); None when the file adds to the built-in tables instead.
+    owned: Mapping[str, tuple[Mapping[str, Any], ...]] | None = None
+    mins: Mapping[str, tuple[str, ...]] = {}  # machine -> what 'min' selects (an owned set only)
+    retired: Mapping[str, str] = {}  # a name the project no longer knows -> its successor ('' : none)
+    minus: str = "successors"  # '-NAME' removes NAME and what implies it, or ('feature') NAME alone
+    keep_covered: bool = False  # a target list without 'baseline' keeps the targets the baseline covers
 
     def _identity(self) -> tuple[str, str, str]:
         return (self.path, self.given, self.digest)
@@ -187,6 +198,11 @@ class Project(NamedTuple):
 
     def features_of(self, family: str) -> tuple[Mapping[str, Any], ...]:
         return self.features.get(family, ())
+
+    @property
+    def owns(self) -> bool:
+        """Does the file state the project's whole set of names (its 'feature_set')?"""
+        return self.owned is not None
 
     def max_of(self, family: str) -> tuple[str, ...] | None:
         """The names 'max' is limited to in ``family``, None when it is not limited."""
@@ -288,6 +304,8 @@ def _features_of(family: str, project: Project | None) -> list[Mapping[str, Any]
     project's own."""
     if project is None:
         return list(raw_family(family)["features"])
+    if project.owned is not None:  # the project's own set: its rows only, in every family
+        return list(project.owned.get(family, ()))
     changed = project.overrides.get(family, {})
     return [*(_overridden(f, changed.get(f["name"])) for f in raw_family(family)["features"]),
             *project.features_of(family)]
@@ -339,7 +357,12 @@ def compilers_data() -> Mapping[str, Any]:
 
 @functools.cache
 def macros_data() -> Mapping[str, Any]:
-    return read_json(os.path.join(_DATA, "macros.json"))  # type: ignore[no-any-return]
+    """``data/macros.json``, checked against ``macros.schema.json``."""
+    from .schema import check
+
+    doc = read_json(os.path.join(_DATA, "macros.json"))
+    check(doc, "macros.schema.json", where="macros.json")
+    return doc  # type: ignore[no-any-return]
 
 
 def macro_style(style: str) -> Mapping[str, Any]:
@@ -349,6 +372,33 @@ def macro_style(style: str) -> Mapping[str, Any]:
         hint = did_you_mean(style, [s.upper() for s in styles]).lower()
         raise InputError(f"header-style: unknown style '{style}'{hint}; known: {', '.join(styles)}")
     return styles[style]  # type: ignore[no-any-return]
+
+
+def macro_name(what: str, prefix: str | None = None, style: str = "ccopt", **fields: str) -> str:
+    """The name of one macro of a style's protocol (``data/macros.json``): ``macro_name("have", name="AVX2")`` is
+    ``CCOPT_HAVE_AVX2``; ``prefix`` None: the style's own (or the default)."""
+    spelling = macro_style(style)
+    prefix = prefix or spelling["prefix"] or macros_data()["default_prefix"]
+    return str(spelling[what]).format(prefix=prefix, **fields).split("=", 1)[0]
+
+
+def check_macros(prefix: str, style: str, runtime: bool = True) -> None:
+    """The macro protocol a build asks for, as ``data/macros.json`` allows it: one InputError line for a prefix
+    the style's headers cannot follow, or ``runtime=false`` with a style whose headers call ccopt's run-time."""
+    spelling = macro_style(style)
+    if not re.fullmatch(macros_data()["prefix_pattern"].rstrip("$"), prefix):
+        raise InputError(f"macro-prefix: '{prefix[:40]}' must be upper-case letters, digits and '_', "
+                         "ending in '_' (CCOPT_, NPY_)")
+    owned = spelling["prefix"]
+    if owned is not None and prefix != owned:
+        others = [s for s, v in macros_data()["styles"].items() if v["prefix"] is None]
+        way = f", or use header-style={others[0]} with a run-time of the project's own" if others else ""
+        raise InputError(f"macro-prefix: '{prefix}' cannot be used with header-style={style}, whose headers "
+                         f"(ccopt_dispatch.h, ccopt_cpu_table.h) spell {owned}; leave macro-prefix at {owned}{way}")
+    if spelling["runtime"] and not runtime:
+        raise InputError(f"runtime=false cannot be used with header-style={style}, whose dispatch headers call "
+                         "ccopt's run-time (ccopt_cpu_have); keep runtime=true, or use a header style of a project "
+                         "with its own run-time")
 
 
 def reference_compiler() -> str:
@@ -390,6 +440,9 @@ def _build_feature(
         "macros": raw["macros"],
         "flags": raw["flags"].get(spec.style),
         "disable": raw.get("disable") or family_reason,  # a project's override may disable a feature
+        "group": raw.get("group", ()),
+        "detect": raw.get("detect", ()),
+        "flags_replace": raw.get("flags_replace", ""),
     }
     for ov in raw.get("overrides", ()):
         if _when_matches(ov["when"], machine, spec.style, spec.id):
@@ -405,12 +458,22 @@ def _build_feature(
         flags=tuple(cur["flags"] or ()),
         headers=tuple(cur["headers"]),
         macros=tuple(cur["macros"]),
-        group=tuple(raw.get("group", ())),
+        group=tuple(cur["group"]),
         extra_checks=tuple(raw.get("extra_checks", ())),
         disabled=cur["disable"],
         runtime=runtime,
         probe_file=raw.get("probe", ""),
+        detect=_detect_rule(cur["detect"], cur["group"], raw["name"]),
+        flags_replace=cur["flags_replace"],
     )
+
+
+def _detect_rule(items: Sequence[Any], group: Sequence[str], name: str) -> tuple[tuple[str, str], ...]:
+    """A row's run-time test items as (name, regex of earlier names it replaces); the fork's default: the
+    group, else the name."""
+    if not items:
+        return tuple((g, "") for g in group) or ((name, ""),)
+    return tuple((i, "") if isinstance(i, str) else (i["name"], i.get("replaces", "")) for i in items)
 
 
 class Table(NamedTuple):
@@ -462,13 +525,27 @@ class Table(NamedTuple):
         """Cumulative, conflict-free flags enabling ``names`` and all they imply."""
         flags: list[str] = []
         for n in self.sort(self.closure(names)):
-            flags.extend(self.features[n].flags)
+            f = self.features[n]
+            if f.flags_replace:  # matched at the start of a flag, as numpy's 'match'
+                flags = [x for x in flags if not re.match(f.flags_replace, x)]
+            flags.extend(f.flags)
         return normalize_flags(flags, self.conflicts, self.context)
 
     def with_context(self, args: Sequence[str]) -> Table:
         """This table, for a build whose own args pick a CPU (``-march=``, ``-mcpu=``, ...)."""
         ctx = tuple(a for a in args if picks_cpu(a))
         return self if ctx == self.context else self._replace(context=ctx)
+
+    def detect_of(self, members: Iterable[str]) -> list[str]:
+        """What the run-time tests before it calls a target of ``members`` (a project set's ``detect``): each
+        feature of the closure, lowest first, appends its items, an item first dropping what it replaces."""
+        out: list[str] = []
+        for n in self.sort(self.closure(members)):
+            for name, replaces in self.features[n].detect:
+                if replaces:  # matched at the start of a name, as numpy's 'match'
+                    out = [o for o in out if not re.match(replaces, o)]
+                out.append(name)
+        return out
 
     def rank(self, target: Sequence[str]) -> int:
         """Interest of a (multi-)target: the highest member, plus one per extra member."""
@@ -487,6 +564,8 @@ def table_for(machine: str, compiler_id: str, project: Project | None = None) ->
 @_checked
 def _table_for(machine_name: str, compiler_id: str, project: Project | None) -> Table:
     machine = machine_by_name(machine_name)
+    if project is not None and project.owned is not None:  # 'min' is the project's too
+        machine = machine._replace(min=project.mins.get(machine.name, ()))
     raw = raw_family(machine.family)
     spec = compiler_spec(compiler_id)
     family_reason = raw["unsupported_styles"].get(spec.style)
@@ -494,6 +573,8 @@ def _table_for(machine_name: str, compiler_id: str, project: Project | None) -> 
              for f in _features_of(machine.family, project)]
     feats.sort(key=lambda f: (f.interest, f.name))
     extras = {e["name"]: ExtraCheck(e["name"], machine.family, e["feature"]) for e in raw["extra_checks"]}
+    if project is not None and project.owned is not None:  # an own set's row owns the extra checks it lists
+        extras = {e: ExtraCheck(e, machine.family, f.name) for f in feats for e in f.extra_checks if e in extras}
     conflicts = tuple(compilers_data()["flag_conflicts"].get(spec.style, ()))
     return Table(
         machine=machine,

@@ -11,7 +11,8 @@ business, not the tokenizer's.
 from __future__ import annotations
 
 import re
-from typing import NamedTuple
+
+from ._record import NamedTuple
 
 __all__ = ["Lexeme", "lex", "show", "EXPRESSION_SEPARATORS", "TARGETS_SEPARATORS", "EXPRESSION_KEYWORDS",
            "TARGETS_KEYWORDS", "RESERVED"]

@@ -20,8 +20,9 @@ FIGURES = (
     ["ccopt_cold", "ccopt_cold_native", "ccopt_warm", "python_pass", "call_ns_direct", "call_ns_dispatched"]
     + [f"meson_{phase}_{p}" for phase in ("setup", "reconfigure", "regen") for p in ("ccopt", "plain", "simd")]
 )
-TARGETS = ["cold_detect", "regen_overhead", "setup_overhead", "avx2_speedup", "scale_setup_simd", "scale_setup_fork",
-           "scale_regen_simd60", "scale_regen_simd200", "scale_vs_fork"]
+TARGETS = ["cold_detect", "regen_overhead", "setup_overhead", "avx2_speedup", "scale_regen_simd2", "scale_regen_simd60",
+           "scale_regen_simd200", "scale_setup_simd2", "scale_setup_simd", "scale_reconfigure_simd2",
+           "scale_setup_fork", "scale_vs_fork"]
 SCALE_FIGURES = [f"scale2_{phase}_{v}" for phase in ("setup", "reconfigure", "regen", "noop")
                  for v in ("ccopt", "simd", "plain")]
 
@@ -65,9 +66,10 @@ def test_quick_benchmark_writes_its_record(tmp_path: Path) -> None:
 
     assert [t["key"] for t in doc["targets"]] == TARGETS
     results = {t["key"]: t["result"] for t in doc["targets"]}
-    measured = ("regen_overhead", "setup_overhead", "avx2_speedup")
+    measured = ("regen_overhead", "setup_overhead", "avx2_speedup", "scale_regen_simd2", "scale_setup_simd2",
+                "scale_reconfigure_simd2")
     assert all(results[k] in ("PASS", "MISS") for k in measured)
-    assert all(results[k] == "SKIP" for k in TARGETS if k not in measured)  # numpy, clean venv, N=60, the fork
+    assert all(results[k] == "SKIP" for k in TARGETS if k not in measured)  # numpy, N=60 and 200, the fork
     for t in doc["targets"]:
         assert t["passed"] is {"PASS": True, "MISS": False, "SKIP": None}[t["result"]]
 
@@ -132,15 +134,18 @@ def test_unstable_simd_keeps_only_what_it_can_express() -> None:
 
 def test_scale_goals_say_by_how_much(tmp_path: Path) -> None:
     b = Bench(reps=1, quick=True, out=tmp_path, work=tmp_path, env={}, meson=[], ninja="ninja")
-    b.scale = {"sizes": [10, 60, 200]}
-    ratios = {"scale60_setup_ccopt_over_simd": 1.8, "scale60_regen_ccopt_over_simd": 1.1,
-              "scale200_regen_ccopt_over_simd": 1.05,
+    b.scale = {"sizes": [2, 60, 200]}
+    ratios = {"scale2_regen_ccopt_over_simd": 0.98, "scale60_regen_ccopt_over_simd": 1.1,
+              "scale200_regen_ccopt_over_simd": 1.05, "scale2_setup_ccopt_over_simd": 1.25,
+              "scale60_setup_ccopt_over_simd": 1.8, "scale2_reconfigure_ccopt_over_simd": 1.2,
               "scale60_setup_ccopt_over_fork": 0.2, "scale60_reconfigure_ccopt_over_fork": 0.9,
               "scale60_regen_ccopt_over_fork": 0.8, "scale200_regen_ccopt_over_fork": 1.1,
-              "scale10_regen_ccopt_over_fork": 2.0}
+              "scale2_regen_ccopt_over_fork": 0.5}
     ranges = {k: [v, v] for k, v in ratios.items()}
-    setup, setup_fork, regen60, regen200, fork = scale_goals(b, ratios, ranges)
-    assert setup["result"] == "MISS" and "1.20x over the target" in setup["measured"]
-    assert setup_fork["result"] == "PASS" and regen60["result"] == "PASS"
+    regen2, regen60, regen200, setup2, setup60, reconf2, setup_fork, fork = scale_goals(b, ratios, ranges)
+    assert regen2["result"] == "PASS" and reconf2["result"] == "PASS" and setup_fork["result"] == "PASS"
+    assert regen60["result"] == "MISS" and "1.10x over the target" in regen60["measured"]
     assert regen200["result"] == "MISS" and "1.05x over the target" in regen200["measured"]
-    assert fork["result"] == "MISS" and fork["value"] == 1.1 and "N=10" not in fork["measured"]
+    assert setup2["result"] == "MISS" and "1.04x over the target" in setup2["measured"]
+    assert setup60["result"] == "MISS" and "1.38x over the target" in setup60["measured"]
+    assert fork["result"] == "MISS" and fork["value"] == 1.1 and "N=2 regen 0.50x" in fork["measured"]

@@ -30,6 +30,22 @@ def test_detect_json_shape(gcc: str, tmp_path: Path) -> None:
     assert json.loads((tmp_path / "ccopt-features.json").read_text())["key"] == doc["cache"]["key"]
 
 
+def test_detect_in_a_meson_build_dir_reads_that_builds_detection(gcc: str, tmp_path: Path) -> None:
+    """detect --build-dir of a configured Meson build answers for that build: it probes no other compiler and
+    leaves no second feature file for report to list first; --flush there is refused with the way to flush."""
+    build = tmp_path / "build"
+    (build / "meson-private").mkdir(parents=True)
+    (build / "meson-private" / "coredata.dat").write_bytes(b"")
+    sub = build / "subprojects" / "ccopt-meson"
+    assert cli("detect", "--cc", gcc, "--dispatch", "avx2 sse41", "--build-dir", str(sub)).returncode == 0
+    r = cli("detect", "--build-dir", str(build), "--json", env={"CC": str(tmp_path / "no-such-compiler")})
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["dispatch"]["names"] == ["AVX2", "SSE41"]
+    assert sorted(build.rglob(CACHE)) == [sub / CACHE]
+    one_error(cli("detect", "--build-dir", str(build), "--flush"), f"'{build}' is a Meson build directory; "
+              f"flush it with 'ccopt-meson flush {build}'")
+
+
 def test_report_mentions_cache_state(gcc: str, tmp_path: Path) -> None:
     first = cli("detect", "--cc", gcc, "--build-dir", str(tmp_path))
     second = cli("detect", "--cc", gcc, "--build-dir", str(tmp_path))

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import ast
 import re
+import subprocess
+import sys
 from pathlib import Path
+
+import pytest
 
 from ccopt_meson import DEFAULT_BASELINE, DEFAULT_DISPATCH, __version__
 from ccopt_meson.cli import build_parser
@@ -67,10 +71,16 @@ def test_meson_option_defaults_match_the_cli() -> None:
 
 
 def test_readme_test_command_is_what_ci_runs() -> None:
-    readme = (ROOT / "README.md").read_text()
+    """The contributors' set-up (README and CONTRIBUTING.md): a venv and `detect`, then the test command CI runs."""
+    from .snippets import snippet
+
+    setup = snippet("contributing/setup")
     ci = (ROOT / ".ci" / "run").read_text()
     command = 'python3 -m pytest -m "slow or not slow" -n 2'
-    assert command in readme and command in ci
+    assert command in setup and command in ci
+    first, second = setup.splitlines()
+    assert "python3 -m venv" in first and first.endswith("&& ccopt-meson detect") and ".ci/run" not in setup
+    assert second.endswith(command) and "ruff check" in ci and "mypy --strict" in ci
 
 
 def test_ci_installs_the_meson_releases_the_tests_use() -> None:
@@ -122,9 +132,12 @@ def test_import_graph_has_no_cycle() -> None:
     for mod in sorted(graph):
         if mod not in state:
             visit(mod, [mod])
-    assert graph["tables"] <= {"errors", "schema", "flags"}, "the tables are the bottom stage"
-    for leaf in ("errors", "schema", "flags", "tokens"):  # below the tables: they need nothing of the package's
-        assert graph.get(leaf, set()) <= {"errors"}, leaf
+    assert graph["tables"] <= {"errors", "schema", "flags", "_record"}, "the tables are the bottom stage"
+    for leaf in ("errors", "flags", "tokens"):  # below the tables: they need nothing of the package's
+        assert graph.get(leaf, set()) <= {"errors", "_record"}, leaf
+    # the one reader of every JSON input: the bounded read of fsio, which needs only the errors and the mark
+    assert graph["schema"] <= {"errors", "fsio", "_record"} and graph["fsio"] <= {"errors", "version", "_record"}
+    assert graph["_record"] == set(), "the record base is below everything"
 
 
 def test_no_module_reaches_into_another_modules_private_names() -> None:
@@ -142,8 +155,8 @@ def test_no_module_reaches_into_another_modules_private_names() -> None:
 
 
 def test_robustness_doc_points_at_existing_tests() -> None:
-    """Every ``tests/FILE.py::test_name`` in docs/robustness.md names a test function of that file."""
-    doc = (ROOT / "docs" / "robustness.md").read_text()
+    """Every ``tests/FILE.py::test_name`` in docs/explanation/robustness.md names a test function of that file."""
+    doc = (ROOT / "docs" / "explanation" / "robustness.md").read_text()
     refs = set(re.findall(r"`(tests/test_\w+\.py)::(test_\w+)", doc))
     assert len(refs) > 50
     defined = {
@@ -152,3 +165,56 @@ def test_robustness_doc_points_at_existing_tests() -> None:
         for node in ast.parse(path.read_text()).body if isinstance(node, ast.FunctionDef)
     }
     assert sorted(refs - defined) == []
+
+
+def test_the_meson_commands_load_no_typing() -> None:
+    """``typing`` costs about as much as a cached helper run's own work: the records are made without it."""
+    code = ("import sys; import ccopt_meson.cli, ccopt_meson.meson_glue, ccopt_meson.pipeline; "
+            "print(sorted(m for m in ('typing', 'dataclasses', 'inspect') if m in sys.modules))")
+    r = subprocess.run([sys.executable, "-S", "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    assert r.stdout.strip() == "[]"
+
+
+def test_records_are_the_namedtuples_typing_would_make() -> None:
+    import collections
+    import pickle
+    import typing
+
+    from ccopt_meson._record import NamedTuple
+    from ccopt_meson.tables import Feature, Project
+
+    class Ours(NamedTuple):
+        """A doc."""
+
+        a: int
+        b: str = "x"
+
+        def twice(self) -> int:
+            return 2 * self.a
+
+        @property
+        def upper(self) -> str:
+            return self.b.upper()
+
+    class Theirs(typing.NamedTuple):
+        a: int
+        b: str = "x"
+
+    assert Ours._fields == Theirs._fields and Ours._field_defaults == Theirs._field_defaults
+    assert issubclass(Ours, tuple) and Ours(1) == Theirs(1) == (1, "x") and Ours(1, b="y")._replace(a=3) == (3, "y")
+    assert Ours(2).twice() == 4 and Ours(2, "q").upper == "Q" and Ours.__doc__ == "A doc."
+    assert Ours.__module__ == __name__ and Ours.__qualname__.endswith("Ours") and not hasattr(Ours(1), "__dict__")
+    assert repr(Ours(1)) == "Ours(a=1, b='x')" and Ours(1)._asdict() == collections.OrderedDict(a=1, b="x")
+    assert Feature._fields[0] == "name" and pickle.loads(pickle.dumps(Feature._field_defaults)) == {
+        "runtime": {}, "probe_file": "", "detect": (), "flags_replace": ""}
+    assert "__eq__" in vars(Project) and "__hash__" in vars(Project)  # a record's own methods are kept
+    with pytest.raises(TypeError, match="without a default follows"):
+        class Bad(NamedTuple):
+            a: int = 1
+            b: int
+    with pytest.raises(AttributeError, match="cannot overwrite"):
+        class Worse(NamedTuple):
+            a: int
+
+            def _replace(self) -> None:
+                pass

@@ -21,6 +21,7 @@ from ccopt_meson.resolve import Token, tokenize
 from ccopt_meson.tables import DATA_DIR
 
 from .conftest import ROOT, FakeCompiler, need
+from .helpers import x86_gcc
 
 RUNTIME = DATA_DIR.parent / "runtime"
 
@@ -87,6 +88,56 @@ def test_three_headers_in_one_file_each_function_keeps_its_own_list(doc: Detecti
     assert picked == "SSE42 SSE41 SSSE3"  # each its own best under SSE4.2, whatever the include order
     assert lists == "SSE42 SSE41 BASELINE|SSE41 BASELINE|AVX2 SSSE3 BASELINE"
     assert got == "1 1 1"  # by name: compiled and runnable; not compiled; compiled but not runnable here
+
+
+def test_runs_and_per_target_checks(doc: Detection, tmp_path: Path, gcc: str) -> None:
+    """A library with function tables of its own asks 'does this CPU run a version of this source above the
+    baseline?' (CCOPT_DISPATCH_RUNS) and 'does it run this target?' (CCOPT_DISPATCH_CHECK), instead of
+    writing 0 CCOPT_DISPATCH_FOREACH(SRC, OR, 0) by hand."""
+    x86_host()
+    (tmp_path / "ccopt_config.h").write_text(config_header(doc))
+    (tmp_path / "ccopt_kernel.h").write_text(kernel_header(doc))
+    for name, text in {"pitch": "baseline sse41 (avx2 fma3)", "vq": "sse42"}.items():
+        header = dispatch_header(f"{name}.dispatch.c", select(parse_targets(text, name), doc))
+        (tmp_path / f"{name}.dispatch.h").write_text(header)
+    main_c = "\n".join([
+        "#include <stdio.h>", '#include "pitch.dispatch.h"', '#include "vq.dispatch.h"',
+        "int main(void) {",
+        '  printf("%d %d %d %d %d\\n", CCOPT_DISPATCH_RUNS(pitch_dispatch), CCOPT_DISPATCH_RUNS(vq_dispatch),',
+        "         CCOPT_DISPATCH_CHECK(pitch_dispatch, SSE41), CCOPT_DISPATCH_CHECK(pitch_dispatch, FMA3__AVX2),",
+        "         CCOPT_DISPATCH_CHECK(pitch_dispatch, BASELINE));",
+        "  return 0;", "}", ""])
+    got = {env: compile_and_run(tmp_path, gcc, main_c, {"CCOPT_ENABLE_CPU_FEATURES": env}).stdout.strip()
+           for env in ("SSE41", "BASELINE")}
+    assert got == {"SSE41": "1 0 1 0 1", "BASELINE": "0 0 0 0 1"}
+    with pytest.raises(subprocess.CalledProcessError):  # a target the source was not compiled for
+        compile_and_run(tmp_path, gcc, main_c.replace("(pitch_dispatch, SSE41)", "(pitch_dispatch, AVX512F)"))
+
+
+# What a library means by its "AVX2" code, and what Highway's HWY_AVX2 needs (hwy/detect_targets.h: its
+# SSE4 level's SSE4.1, SSE4.2, PCLMUL and AES, then AVX2, BMI2, FMA and F16C), as docs/reference/features.md
+# writes them.
+AVX2_NAMES = {
+    "avx2": {"__AVX2__", "__F16C__"},
+    "(avx2 fma3)": {"__AVX2__", "__F16C__", "__FMA__"},
+    "(avx2 fma3 bmi2 aes pclmulqdq)": {"__AVX2__", "__F16C__", "__FMA__", "__BMI2__", "__AES__", "__PCLMUL__",
+                                       "__SSE4_1__", "__SSE4_2__"},
+}
+
+
+@pytest.mark.parametrize("text", list(AVX2_NAMES))
+def test_the_avx2_names_of_the_docs_define_what_they_promise(doc: Detection, tmp_path: Path, text: str) -> None:
+    """numpy's `avx2` has no FMA (a kernel calling _mm256_fmadd_ps fails with 'target specific option
+    mismatch', one testing __FMA__ silently runs mul+add); `(avx2 fma3)` is AVX2 with FMA; Highway's AVX2
+    level also needs BMI2, AES and PCLMUL, which x86_v3 lacks two of."""
+    gcc = x86_gcc()
+    (target,) = select(parse_targets(text, "k"), doc)
+    flags = [a for a in target.args if not a.startswith("-D")]
+    out = subprocess.run([gcc, *flags, "-dM", "-E", "-x", "c", "/dev/null"], capture_output=True, text=True,
+                         check=True).stdout
+    defined = set(re.findall(r"^#define (__\w+__) ", out, re.M))
+    assert AVX2_NAMES[text] <= defined and ("__FMA__" in defined) == ("fma3" in text)
+    assert f"`{text}`" in (ROOT / "docs" / "reference" / "features.md").read_text()
 
 
 def test_a_source_whose_header_is_missing_is_a_compile_error_naming_it(doc: Detection, tmp_path: Path,
@@ -188,7 +239,7 @@ def test_error_locations_keep_the_directory(tmp_path: Path, feature_file: Path, 
 
 def test_multi_feature_targets_are_named_lowest_first_as_documented(doc: Detection) -> None:
     assert [t.name for t in select(parse_text("/*@targets (avx2 fma3) */"), doc)] == ["FMA3__AVX2"]
-    assert "`(avx2 fma3)` builds the target `FMA3__AVX2`" in (ROOT / "README.md").read_text()
+    assert "`(avx2 fma3)` builds the target `FMA3__AVX2`" in (ROOT / "docs" / "reference" / "grammars.md").read_text()
 
 
 @pytest.mark.parametrize("text", ["", "  ", ", ,", "+", "-"])
@@ -293,8 +344,8 @@ def test_meson_minimum_agrees_across_pyproject_meson_build_readme_and_projects()
     assert project
     minimum = project.group(1)
     assert f'"meson>={minimum}"' in (ROOT / "pyproject.toml").read_text()
-    readme = (ROOT / "README.md").read_text()
-    assert f"Requires Meson >= {minimum}" in readme
+    assert f"Meson >= {minimum} and a C compiler" in (ROOT / "README.md").read_text()
+    assert f"Meson >= {minimum} (Debian 12's" in (ROOT / "docs" / "tutorial" / "use-from-meson.md").read_text()
     for path in [ROOT / "README.md", ROOT / "examples" / "dot" / "meson.build",
                  *sorted((ROOT / "tests" / "projects").glob("*/meson.build"))]:
         assert set(re.findall(r"meson_version: '>=([\d.]+)'", path.read_text())) <= {minimum}, path

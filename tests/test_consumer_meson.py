@@ -1,4 +1,4 @@
-"""The consumer side in real Meson builds: what an edit regenerates and recompiles, the README's snippets
+"""The consumer side in real Meson builds: what an edit regenerates and recompiles, the documentation's snippets
 and wrap verbatim in a fresh project, summary() lines, object names, a test run per compiled target."""
 
 from __future__ import annotations
@@ -12,7 +12,8 @@ import pytest
 
 from ccopt_meson import host
 
-from .conftest import ROOT, need
+from .conftest import need
+from .snippets import snippet
 from .test_meson import Build, copy_repo, project
 
 pytestmark = pytest.mark.slow
@@ -108,13 +109,6 @@ def test_summary_states_cache_per_language_and_what_raised_the_baseline(tmp_path
     assert len(re.findall(r"From cache\s*: yes", out)) == 2  # C and C++
 
 
-def readme_blocks() -> list[tuple[str, str]]:
-    """(language, text) of each fenced block of the README's consumer section."""
-    readme = (ROOT / "README.md").read_text()
-    section = readme.split("## Use it from your Meson project", 1)[1].split("\n## ", 1)[0]
-    return re.findall(r"```(\w+)\n(.*?)```", section, re.S)
-
-
 def git_repo(tmp_path: Path) -> Path:
     """A git repository of this tree, as the wrap's url would serve it."""
     git = need("git")
@@ -128,36 +122,50 @@ def git_repo(tmp_path: Path) -> Path:
 
 
 def test_readme_snippets_build_verbatim_in_a_fresh_project_through_the_wrap(tmp_path: Path) -> None:
-    blocks = readme_blocks()
-    wraps = [text for lang, text in blocks if lang == "ini"]
-    builds = [text for lang, text in blocks if lang == "meson" and text.startswith("project(")]
-    sources = {m.group(1): text for lang, text in blocks if lang == "c"
-               for m in [re.match(r"/\* ([\w.]+)", text)] if m}
-    assert len(wraps) == 1 and len(builds) == 1 and {"dot.dispatch.c", "main.c"} <= set(sources)
-
+    """The tutorial's snippets (the README repeats them): the wrap, meson.build, kernel and caller, run with
+    the commands it gives; then the kernel's list moved into the source, as write-a-kernel shows."""
+    wrap = snippet("consumer/wrap")
     src = tmp_path / "fresh"
     (src / "subprojects").mkdir(parents=True)
-    url = re.search(r"^url = (\S+)$", wraps[0], re.M)
-    assert url and "revision = head" in wraps[0]
-    (src / "subprojects" / "ccopt-meson.wrap").write_text(
-        wraps[0].replace(url.group(1), (git_repo(tmp_path)).as_uri()))
-    (src / "meson.build").write_text(builds[0])
-    for name, text in sources.items():
-        (src / name).write_text(text)
+    url = re.search(r"^url = (\S+)$", wrap, re.M)
+    assert url and "revision = head" in wrap
+    (src / "subprojects" / "ccopt-meson.wrap").write_text(wrap.replace(url.group(1), (git_repo(tmp_path)).as_uri()))
+    (src / "meson.build").write_text(snippet("consumer/meson.build"))
+    for name in ("dot.dispatch.c", "main.c"):
+        source = snippet(f"consumer/{name}")
+        assert source.startswith(f"/* {name}")
+        (src / name).write_text(source)
 
     b = Build(tmp_path, src)
-    b.meson_cmd("setup", str(b.dir))
+    for line in snippet("consumer/run").splitlines():  # meson setup build; meson test -C build
+        argv = line.split()
+        assert argv[0] == "meson"
+        b.run(*b.meson, *argv[1:])
     assert (src / "subprojects" / "ccopt-meson" / "meson.build").is_file()  # fetched by the wrap
-    b.ninja()
-    out = b.meson_cmd("test", "-C", str(b.dir), "-v")
-    assert re.search(r"dot = 4950 \((\w+)\)", out)  # and every test passed: b.run checks the exit code
+    log = (src / "build" / "meson-logs" / "testlog.txt").read_text()
+    assert re.search(r"dot = 4950 \((\w+)\)", log)  # and every test passed: b.run checks the exit code
+    # a release build (optimization 3: $maxopt adds nothing to it), and each AVX2 version runs the FMA loop
+    commands = json.loads((src / "build" / "compile_commands.json").read_text())
+    assert all("-O3" in c["command"] for c in commands if c["file"].endswith("dot.dispatch.c"))
+    if host.machine_name() == "x86_64":
+        assert fma_versions(src / "build" / "app", "dot") == {"FMA3__AVX2": True, "X86_V4": True}
+
+    # the list in the source (@targets) instead of meson.build, the file itself passed to targets
+    kernel = src / "dot.dispatch.c"
+    kernel.write_text(snippet("kernel/targets-in-source") + kernel.read_text())
+    build_file = src / "meson.build"
+    call = re.compile(r"^r = run_command\(ccopt\.get_variable\('targets'\),\n.*?check: false\)\n", re.M | re.S)
+    assert call.search(build_file.read_text())
+    build_file.write_text(call.sub(lambda _: snippet("kernel/targets-files"), build_file.read_text()))
+    out = b.run(*b.meson, "test", "-C", "build")
+    versions = set(re.findall(r"app on (\w+)", out))
+    expected = {"x86_64": {"BASELINE", "FMA3__AVX2", "X86_V4"}, "aarch64": {"BASELINE"}}.get(host.machine_name())
+    assert expected is None or versions == expected, versions
 
 
-def test_readme_test_command_is_separate_from_contributor_ci() -> None:
-    readme = (ROOT / "README.md").read_text()
-    setup = readme.split("## Set-up", 1)[1].split("\n## ", 1)[0]
-    assert "python3 -m venv" in setup and "ccopt-meson detect" in setup and ".ci/run" not in setup.split("```")[1]
-    user_command = re.findall(r"(python3 -m pytest [^\n`]*)", setup)
-    ci = (ROOT / ".ci" / "run").read_text()
-    assert user_command and user_command[0] in ci  # CI runs the README's test command, plus its own lint/type steps
-    assert "ruff check" in ci and "mypy --strict" in ci
+def fma_versions(binary: Path, name: str) -> dict[str, bool]:
+    """Each AVX2-or-higher version of ``name`` in the binary: whether its code has an FMA instruction."""
+    text = subprocess.run([need("objdump"), "-d", "--no-show-raw-insn", str(binary)], capture_output=True,
+                          text=True, check=True).stdout
+    bodies = re.findall(rf"^[0-9a-f]+ <{name}_(\w+)>:\n(.*?)(?:\n\n|\Z)", text, re.S | re.M)
+    return {target: "vfmadd" in body for target, body in bodies if re.search(r"AVX2|X86_V[34]|AVX512", target)}

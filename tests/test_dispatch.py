@@ -292,7 +292,7 @@ def test_any_source_bytes_parse_or_raise_our_error(data: bytes) -> None:
             assert one_line_message(exc).startswith(f"{path}:")  # the path as given, directory kept
 
 
-# --- untrusted input, bounds and processes (docs/robustness.md section 9)
+# --- untrusted input, bounds and processes (docs/explanation/robustness.md section 9)
 NAMES = sorted(tables.all_feature_names())
 CONTROL = st.characters(max_codepoint=0x9F, categories=["Cc"])
 WORDS = st.one_of(

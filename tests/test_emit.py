@@ -13,7 +13,8 @@ from ccopt_meson import Detection, Request, detect
 from ccopt_meson.dispatch import parse_text, select
 from ccopt_meson.emit import config_header, dispatch_header, header_name, kernel_header, write_if_changed
 
-from .helpers import cli, configure_args, one_error, x86_gcc
+from .conftest import ROOT
+from .helpers import cli, configure_args, fakecc, one_error, x86_gcc
 
 GOLDEN = Path(__file__).parent / "data" / "golden"
 
@@ -154,3 +155,57 @@ def test_numpy_style_refuses_a_target_its_runtime_cannot_test(numpy_style: Detec
     targets = select(parse_text("/*@targets baseline avx_vnni avx2 */", project=det.request.project), det)
     with pytest.raises(InputError, match="target AVX_VNNI needs AVX_VNNI, which the project's run-time cannot test"):
         source_header(det, "k.dispatch.c", targets)
+
+
+# --------------------------------------------------------------------------- the macro protocol as data only
+
+
+def test_a8_a_prefix_the_ccopt_headers_cannot_follow_is_one_line(fake: Callable[..., Any]) -> None:
+    """macro-prefix=MY_ with the ccopt style compiled every version as *_BASELINE and failed at link
+    (ccopt_dispatch.h reads CCOPT_TARGET): the style owns its prefix, the request is refused at once."""
+    from ccopt_meson.errors import InputError
+    from ccopt_meson.records import Macros
+
+    with pytest.raises(InputError, match="macro-prefix: 'MY_' cannot be used with header-style=ccopt, whose headers "
+                       r"\(ccopt_dispatch.h, ccopt_cpu_table.h\) spell CCOPT_; leave macro-prefix at CCOPT_, or use "
+                       "header-style=numpy"):
+        detect(Request(command=("fakecc",), macros=Macros("MY_", "ccopt")), runner=fake())
+    one_error(cli(*configure_args(Path("/nonexistent-out"), fakecc("instant"), "--macro-prefix", "MY_")),
+              "macro-prefix: 'MY_' cannot be used with header-style=ccopt")
+
+
+def test_every_macro_the_headers_read_is_spelled_by_macros_json() -> None:
+    """The hand-written headers follow the ccopt style's own prefix; the generated ones spell what macros.json
+    says (a prefix the data accepted and the headers did not follow broke the build)."""
+    from ccopt_meson.tables import macro_name, macros_data
+
+    ccopt = macros_data()["styles"]["ccopt"]
+    dispatch_h = (ROOT / "ccopt_meson" / "runtime" / "ccopt_dispatch.h").read_text()
+    assert f"#ifdef {macro_name('target', target='X')}\n" in dispatch_h
+    assert f"{macro_name('source', id='')}##SRC##_##PART" in dispatch_h
+    cpu_h = (ROOT / "ccopt_meson" / "runtime" / "ccopt_cpu.h").read_text()
+    assert macro_name("have", name="<NAME>") in cpu_h
+    assert ccopt["prefix"] == macros_data()["default_prefix"]
+
+
+def test_a23_max_keeps_every_have_define_in_ccopts_own_protocol(fake: Callable[..., Any]) -> None:
+    """A features file's 'max' limits the HAVE names to those a project's own run-time knows; in ccopt's own
+    protocol (whose run-time knows every name) it stripped CCOPT_HAVE_* defines of the baseline and targets."""
+    from ccopt_meson import project
+    from ccopt_meson.records import Macros
+
+    proj = project.load(Path(__file__).parent / "projects" / "numpy22" / "ccopt.json")
+    assert proj is not None and "AVX2_ISA" not in proj.max["x86"]
+    det = detect(Request(command=("fakecc",), dispatch="max -xop -fma4", project=proj), runner=fake())
+    assert "-DCCOPT_HAVE_AVX2_ISA=1" in det.defines(["AVX2_ISA"])
+    numpy = detect(Request(command=("fakecc",), dispatch="max -xop -fma4", project=proj,
+                           macros=Macros("NPY_", "numpy")), runner=fake())
+    assert not any("AVX2_ISA" in d for d in numpy.defines(["AVX2_ISA"]))
+
+
+def test_the_runtime_table_reads_the_builds_have_macro() -> None:
+    from ccopt_meson import emit_runtime
+
+    assert "#ifdef CCOPT_HAVE_AVX2\n" in emit_runtime.runtime_table_header()
+    text = emit_runtime.runtime_table_header(macros=("NPY_", "numpy"))
+    assert "#ifdef NPY_HAVE_AVX2\n" in text and "CCOPT_HAVE_" not in text

@@ -3,7 +3,7 @@
 Probes are compiled with ``-ffreestanding`` (no SDK: clang's ``mm_malloc.h`` and ``arm_neon.h``
 are fine without one, ``stdlib.h`` is not); the runtime's sysctl branch is compiled against the C
 library stand-ins in ``tests/data/crt-stub``.  What runs on a Mac (which ``hw.optional`` names
-exist from which macOS version) is not checked here: see the README's platform table.
+exist from which macOS version) is not checked here: see docs/project/platforms.md.
 """
 
 from __future__ import annotations

@@ -90,9 +90,13 @@ def test_example_builds_tests_and_caches(tmp_path: Path, compiler: str) -> None:
     out = b.ninja()
     assert "Regenerating build files" in out and b.probes() == 0
 
-    # a no-change reconfigure rewrites no header: nothing to rebuild
+    # a no-change reconfigure keeps the cache, as Meson keeps its own checks, and rewrites no header
     b.meson_cmd("setup", "--reconfigure", str(b.dir))
-    assert b.probes() >= 1, "an explicit --reconfigure must flush and probe again"
+    assert b.probes() == 0, "a plain --reconfigure is a cache hit"
+    assert "no work to do" in b.ninja("-n")
+    # --clearcache (where Meson drops its own check results) flushes and probes again; still nothing to rebuild
+    b.meson_cmd("setup", "--reconfigure", "--clearcache", str(b.dir))
+    assert b.probes() >= 1, "--clearcache must flush and probe again"
     assert "no work to do" in b.ninja("-n")
 
     # a c_args change re-probes (new cache key) without a flush
@@ -100,8 +104,12 @@ def test_example_builds_tests_and_caches(tmp_path: Path, compiler: str) -> None:
     b.ninja()
     assert b.probes() >= 1
 
-    # the wrapper flushes on every OS; report reads the build dir
-    b.run(sys.executable, "-m", "ccopt_meson", "setup", "--reconfigure", str(b.dir), cwd=ROOT)
+    # the wrapper flushes on every OS (for --clearcache, not for a plain --reconfigure); report reads the build dir.
+    # The source dir is named: run from this checkout, Meson would take its meson.build for the project's.
+    b.run(sys.executable, "-m", "ccopt_meson", "setup", "--reconfigure", str(b.dir), str(b.src), cwd=ROOT)
+    assert b.probes() == 0
+    b.run(sys.executable, "-m", "ccopt_meson", "setup", "--reconfigure", "--clearcache", str(b.dir), str(b.src),
+          cwd=ROOT)
     assert b.probes() >= 1
     report = b.run(sys.executable, "-m", "ccopt_meson", "report", str(b.dir), cwd=ROOT)
     assert "CPU dispatch" in report
@@ -479,7 +487,7 @@ def test_c_and_cpp_probed_and_an_explicit_reconfigure_keeps_both(tmp_path: Path)
     b.meson_cmd("setup", "-Dccopt-meson:languages=c,cpp", str(b.dir))
     probes = [line for line in b.log.read_text().splitlines() if PROBE.search(line)]
     assert any("-x c++" in line for line in probes) and any("-x c " in line + " " for line in probes)
-    b.meson_cmd("setup", "--reconfigure", str(b.dir))
+    b.meson_cmd("setup", "--reconfigure", "--clearcache", str(b.dir))
     sub = b.dir / "subprojects" / "ccopt-meson"
     assert (sub / "ccopt-features.json").is_file() and (sub / "ccopt-features-cpp.json").is_file()
     b.ninja()
@@ -618,3 +626,17 @@ def test_a_parents_own_options_take_effect_after_the_first_configure(tmp_path: P
     log = (b.dir / "meson-logs" / "meson-log.txt").read_text()
     assert re.search(r"parent baseline: [A-Z0-9_ ]* AVX2\b", log)
     assert "parent library: ccopt_AVX2" not in log.rsplit("parent baseline:", 1)[1]  # AVX2 is the baseline now
+
+
+def test_a20_a_features_file_that_is_a_fifo_is_one_error_line_not_a_hang(tmp_path: Path) -> None:
+    """Meson's own fs.read of the features file ran before the helper's bounded read: a FIFO hung
+    'meson setup'. The helper reads it first and refuses it in one line."""
+    src = written(tmp_path / "fifo", {"meson.build": "project('fifo', 'c')\n"
+                                      "subproject('ccopt-meson', default_options: ['features-file=f.json'])\n"})
+    os.mkfifo(src / "f.json")
+    b = Build(tmp_path, src)
+    r = subprocess.run([*b.meson, "setup", str(b.dir)], cwd=src, env=b.env, capture_output=True, text=True,
+                       timeout=300)
+    assert r.returncode != 0
+    assert "ccopt-meson: error: features file" in r.stdout and "is a FIFO, not a regular file" in r.stdout, \
+        r.stdout[-2000:]

@@ -12,7 +12,8 @@ from typing import Any, Callable
 
 import pytest
 
-from ccopt_meson import Request, cache, fsio
+from ccopt_meson import Request, cache, fsio, host
+from ccopt_meson.errors import InputError
 
 from .conftest import ROOT, FakeCompiler, detect_doc, need
 from .helpers import (
@@ -163,7 +164,7 @@ def test_same_inputs_give_byte_identical_files(tmp_path: Path) -> None:
     assert "ccopt-" not in files[CACHE][0].decode().replace("ccopt-meson", ""), "scratch paths leaked into reasons"
 
 
-# --- untrusted input, bounds and processes (docs/robustness.md section 9)
+# --- untrusted input, bounds and processes (docs/explanation/robustness.md section 9)
 EVIL = "-fplugin=/tmp/evil.so"
 
 
@@ -195,6 +196,24 @@ def test_a_generated_header_never_shadows_the_projects_own(tmp_path: Path, featu
     assert not (out / "blake3.h").exists()
     (src / "blake3.h").unlink()
     assert targets(feature_file, src / "blake3.c", out=out).returncode == 0
+
+
+def test_a_noheader_source_is_compiled_for_its_target_and_gets_no_header(tmp_path: Path,
+                                                                        feature_file: Path) -> None:
+    """A project's own per-ISA file (x86/pitch_sse.c beside x86/pitch_sse.h, called through the project's
+    own tables) is compiled with its target's flags and defines, under its own name, and no header is written
+    anywhere: nothing can shadow the project's pitch_sse.h, whatever the include path's order."""
+    src, out = tmp_path / "x86", tmp_path / "out"
+    src.mkdir()
+    out.mkdir()
+    (src / "pitch_sse.c").write_text("int pitch_sse(void) { return 1; }\n")
+    (src / "pitch_sse.h").write_text("/* the library's own header */\n")
+    r = targets(feature_file, f"{src / 'pitch_sse.c'}: $noheader sse41", f"{src / 'vq.c'}: $noheader avx2", out=out)
+    assert r.returncode == 0, r.stderr
+    lines = [line.split("\t") for line in r.stdout.splitlines()]
+    assert [(t[2].rsplit("/", 1)[-1], t[3]) for t in lines] == [("pitch_sse.c", "SSE41"), ("vq.c", "AVX2")]
+    assert "-msse4.1" in lines[0][1].split() and "-DCCOPT_HAVE_SSE41=1" in lines[0][1].split()
+    assert sorted(p.name for p in out.iterdir() if p.suffix == ".h") == []
 
 
 @pytest.mark.parametrize("lang,source,words", [
@@ -355,3 +374,143 @@ def test_a_forged_cache_cannot_change_the_build(tmp_path: Path) -> None:
         changed = [p.name for p in watched if after[p] != before[p]]
         assert not changed, f"{name}: {changed} changed"
         assert EVIL.encode() not in b"".join(after.values()) and b"pwned" not in b"".join(after.values())
+
+
+# --------------------------------------------------------------------------- the targets call record (one reader)
+
+
+def _record_in_place(path: Path, kind: str) -> None:
+    if kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "dev-zero":
+        path.symlink_to("/dev/zero")
+    elif kind == "deep":
+        path.write_text("[" * 100_000 + "]" * 100_000)
+    elif kind == "huge":
+        path.write_text(" " * (2 << 20))
+    elif kind == "wrong-shape":
+        path.write_text(json.dumps({"generator": fsio.MARK, "key": "ccopt-targets-call-v1", "meson": 7,
+                                    "sources": "a"}))
+
+
+@pytest.mark.parametrize("kind", ["fifo", "dev-zero", "deep", "huge", "wrong-shape"])
+def test_a1_the_call_record_is_read_bounded_and_checked(tmp_path: Path, kind: str) -> None:
+    """The second-call record was read with open()+json.load: a FIFO hung (through ninja), /dev/zero was a
+    MemoryError, deep nesting a RecursionError. Now it is read like every input: no earlier call, at once."""
+    script = f"""
+import sys
+from ccopt_meson import meson_glue
+meson_glue._meson_run = lambda: ["1", "2"]
+meson_glue._check_one_call_per_prefix({str(tmp_path)!r}, "ccopt", ["a.dispatch.c"])
+print("ok")
+"""
+    _record_in_place(tmp_path / "ccopt-targets-ccopt.json", kind)
+    r = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60,
+                       env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    assert (r.returncode, r.stdout, r.stderr) == (0, "ok\n", "")
+
+
+def test_a1_a_record_written_is_one_its_reader_accepts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from ccopt_meson import meson_glue, schema
+
+    monkeypatch.setattr(meson_glue, "_meson_run", lambda: ["1", "2"])
+    meson_glue._check_one_call_per_prefix(tmp_path, "ccopt", ["a.dispatch.c"])
+    doc = schema.read_document(tmp_path / "ccopt-targets-ccopt.json", 1 << 20, "record", "cache.schema.json",
+                               "targets_call").value
+    assert doc["sources"] == ["a.dispatch.c"]
+    with pytest.raises(InputError, match="a second 'targets' call"):
+        meson_glue._check_one_call_per_prefix(tmp_path, "ccopt", ["b.dispatch.c"])
+
+
+def test_a_listed_target_the_compiler_cannot_build_is_one_note(tmp_path: Path) -> None:
+    """A target list naming what the compiler cannot build (AVX512_KNM with clang 14) gets one note per
+    name on stderr, with the compiler's reason, however many sources list it."""
+    if host.machine_name() != "x86_64":
+        pytest.skip("x86 names")
+    clang = need("clang")
+    build = tmp_path / "b"
+    knm = detect_doc(Request(command=(clang,)), build_dir=build)["features"]["AVX512_KNM"]
+    if knm["supported"]:
+        pytest.skip("this clang builds AVX512_KNM")
+    r = targets(build / CACHE, "a.dispatch.c: avx512_knm avx2", "b.dispatch.c: baseline avx512_knm", out=tmp_path)
+    assert r.returncode == 0, r.stderr
+    notes = [line for line in r.stderr.splitlines() if "dropped" in line]
+    assert notes == [f"ccopt-meson: note: targets: AVX512_KNM dropped from a.dispatch.c and 1 more: the compiler "
+                     f"cannot build it ({knm['reason'].splitlines()[0]})"]
+
+
+# --------------------------------------------------------------------------- the macro protocol, per call
+
+
+def test_a9_runtime_false_with_the_ccopt_style_is_one_configure_line(tmp_path: Path) -> None:
+    """runtime=false with the ccopt style failed at link (its dispatch headers call ccopt_cpu_have)."""
+    one_error(cli(*configure_args(tmp_path, fakecc("instant"), "--runtime", "no")),
+              "runtime=false cannot be used with header-style=ccopt")
+    assert not list(tmp_path.iterdir())  # refused before anything is written
+    r = cli(*configure_args(tmp_path, fakecc("instant"), "--runtime", "no", "--header-style", "numpy",
+                            "--macro-prefix", "NPY_"))
+    assert r.returncode == 0, r.stderr
+
+
+@pytest.mark.parametrize("names", [("a-b.dispatch.c", "a_b.dispatch.c"), ("a.b.dispatch.c", "a_b.dispatch.c")])
+def test_a12_two_sources_of_one_macro_id_are_named(tmp_path: Path, feature_file: Path, names: tuple[str, str]) -> None:
+    """a-b.dispatch.c, a_b.dispatch.c and a.b.dispatch.c shared one macro namespace (a_b_dispatch): a real
+    build ran one source's AVX2 version on an AVX-512 CPU and never called the other's AVX512F one."""
+    for name in names:
+        (tmp_path / name).write_text("/*@targets baseline avx2 */\nint x;\n")
+    one_error(targets(feature_file, *(tmp_path / n for n in names), out=tmp_path),
+              f"dispatch sources '{names[0]}' and '{names[1]}' have the same macro id a_b_dispatch")
+
+
+@pytest.mark.parametrize(("option", "value"), [("--compiler-version", "12\ttarget:EVIL\t-fplugin=/tmp/evil.so"),
+                                               ("--compiler-version", "12\ntarget:EVIL\t-fplugin=/tmp/evil.so"),
+                                               ("--compiler-id", "gcc\ntarget:EVIL")])
+def test_a22_a_line_break_in_the_compiler_identity_adds_no_configure_line(tmp_path: Path, option: str,
+                                                                        value: str) -> None:
+    """A line break in --compiler-version/--compiler-id added lines to the configure protocol
+    (target:EVIL<TAB>-fplugin=...): refused in one line, nothing printed for meson.build."""
+    args = configure_args(tmp_path, fakecc("instant"))
+    if option == "--compiler-id":
+        args[args.index("--compiler-id") + 1] = value
+    else:
+        args += [option, value]
+    r = cli(*args)
+    one_error(r, option)
+    assert r.stdout == "" and "EVIL" not in r.stdout
+
+
+def test_targets_refuse_a_features_file_changed_since_configure(tmp_path: Path) -> None:
+    from ccopt_meson import project
+
+    features = tmp_path / "f.json"
+    features.write_text((ROOT / "tests" / "projects" / "numpy22" / "ccopt.json").read_text())
+    build = tmp_path / "b"
+    detect_doc(Request(command=("fakecc",), project=project.load(features)), build_dir=build, runner=FakeCompiler())
+    src = good_source(tmp_path)
+    assert targets(build / CACHE, src, out=tmp_path).returncode == 0  # the file the cache records, unchanged
+    features.write_text(features.read_text() + " ")
+    one_error(targets(build / CACHE, src, out=tmp_path), "changed since this build was configured")
+
+
+@pytest.mark.parametrize("prefix", ["../../x", "a/b", ".hidden", "", "a b"])
+def test_a2_the_library_prefix_is_a_plain_name(tmp_path: Path, feature_file: Path, prefix: str) -> None:
+    """--prefix ../../x wrote the call record outside the output dir."""
+    src = good_source(tmp_path)
+    out = tmp_path / "out" / "deep"
+    out.mkdir(parents=True)
+    r = cli("targets", str(src), "--feature-file", str(feature_file), "--output-dir", str(out), "--prefix", prefix,
+            cwd=out, env={"MESON_BUILD_ROOT": str(out)})
+    one_error(r, "--prefix: ", "must be a plain name")
+    assert sorted(p.name for p in tmp_path.rglob("*") if "ccopt-targets" in p.name) == []
+
+
+def test_files_then_a_target_list_is_that_files_list(tmp_path: Path, feature_file: Path) -> None:
+    """A port of someone else's tree names its sources with files() (absolute paths to the helper); the
+    argument ': TARGETS' right after one is its list, so no source has to become a string or carry @targets."""
+    src = tmp_path / "x86"
+    src.mkdir()
+    (src / "pitch_sse.c").write_text("int pitch_sse(void) { return 1; }\n")  # no @targets statement
+    r = targets(feature_file, src / "pitch_sse.c", ": $noheader sse41", out=tmp_path)
+    assert r.returncode == 0, r.stderr
+    (line,) = r.stdout.splitlines()
+    assert line.split("\t")[2] == "x86/pitch_sse.c" and line.split("\t")[3] == "SSE41"

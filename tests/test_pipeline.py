@@ -202,7 +202,7 @@ def test_every_recording_is_recordable_and_replayed(monkeypatch: pytest.MonkeyPa
     assert files - read == set()
 
 
-# --- untrusted input, bounds and processes (docs/robustness.md section 9)
+# --- untrusted input, bounds and processes (docs/explanation/robustness.md section 9)
 
 
 @pytest.fixture(scope="module")
@@ -353,3 +353,21 @@ def test_no_probe_ahead_where_targets_need_flag_checks_of_their_own() -> None:
     x86 = pipeline._table(Request(command=("cc",)), pipeline.Probed("x86_64", "gcc", "", {}))
     assert arm is not None and x86 is not None
     assert pipeline._merges_flags(arm, {"ASIMDDP"}) and not pipeline._merges_flags(x86, set(x86.features))
+
+
+def test_a_listed_name_the_compiler_cannot_build_is_one_note_with_its_reason(tmp_path: Path) -> None:
+    """clang 14 has no AVX512_KNM flags: a cpu-dispatch naming it says so at configure time (once, with the
+    compiler's words), instead of dropping it without a word; a name under 'max' stays with explain."""
+    if host.machine_name() != "x86_64":
+        pytest.skip("x86 names")
+    clang = need("clang")
+    det = pipeline.detect(Request(command=(clang,), dispatch="avx512_knm avx2 avx512_knm"), build_dir=tmp_path)
+    if det.supported("AVX512_KNM"):
+        pytest.skip("this clang builds AVX512_KNM")
+    dropped = [n for n in det.notes if "dropped" in n]
+    assert len(dropped) == 1 and dropped[0].startswith("cpu-dispatch: AVX512_KNM dropped: the compiler cannot "
+                                                       "build it (") and "-mavx5124fmaps" in dropped[0], det.notes
+    again = pipeline.detect(Request(command=(clang,), dispatch="avx512_knm avx2"), build_dir=tmp_path)
+    assert again.probes == 0 and [n for n in again.notes if "dropped" in n] == dropped
+    assert not [n for n in pipeline.detect(Request(command=(clang,)), build_dir=tmp_path / "max").notes
+                if "dropped" in n]

@@ -131,6 +131,7 @@ class Builder:
         self.root = root
         self.built: dict[tuple[str, tuple[str, ...], tuple[str, ...]], Path] = {}
         (root / "driver.c").write_text(DRIVER)
+        (root / "xcomp.c").write_text(XCOMP_DRIVER)
         emit_runtime.write_table(root)  # what configure writes into the build directory
 
     def __call__(self, cc: str, *flags: str, sources: Sequence[str] = INFO) -> Path:
@@ -138,7 +139,7 @@ class Builder:
         if key not in self.built:
             need(cc)
             out = self.root / f"bin{len(self.built)}"
-            paths = [str(self.root / s) if s == "driver.c" else str(RUNTIME / s) for s in sources]
+            paths = [str(self.root / s) if (self.root / s).exists() else str(RUNTIME / s) for s in sources]
             cmd = [cc, *WARNINGS, *flags, f"-I{RUNTIME}", f"-I{self.root}", *paths, "-o", str(out)]
             proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
             assert proc.returncode == 0 and not proc.stderr.strip(), f"{' '.join(cmd)}\n{proc.stderr}"
@@ -574,7 +575,7 @@ def test_runtime_table_generator_refuses_bad_data() -> None:
         er._MachineData("x86_64").add_feature("AVX2", {"win_pf": 0}, [], False)
 
 
-# --- untrusted input, bounds and processes (docs/robustness.md section 9)
+# --- untrusted input, bounds and processes (docs/explanation/robustness.md section 9)
 ENV_WARNINGS = ("-std=c99", "-Wall", "-Wextra", "-pedantic", "-Werror", "-O1")
 
 
@@ -659,3 +660,76 @@ def test_repeated_baseline_names_are_bounded(driver: Path, tmp_path: Path) -> No
     lines = err.decode().splitlines()
     assert len(lines) == 10  # 8 messages, the count of the rest, the list ignored whole
     assert lines[0] == "ccopt: CCOPT_ENABLE_CPU_FEATURES: ASIMD is not a CPU feature of x86_64; ignored"
+
+
+# --------------------------------------------------------------------------- process state (AMX permission)
+
+# Fakes every x86_64 feature; the ones whose state Linux grants on request (AMX) with 2, which makes
+# their first query request it for real.  "plain" queries everything a library without AMX code does
+# (init, its targets, the level); "amx" then queries two AMX features.
+XCOMP_DRIVER = r"""
+#include <stdio.h>
+#include <string.h>
+#include "ccopt_cpu.h"
+
+int main(int argc, char **argv)
+{
+    unsigned char fake[CCOPT_CPU_MAX_FEATURE];
+    int i;
+    memset(fake, 0, sizeof fake);
+    for (i = 0; i < CCOPT_CPU_MAX_FEATURE; ++i)
+        if (ccopt_cpu_on_arch(i))
+            fake[i] = (unsigned char)(strncmp(ccopt_cpu_name(i), "AMX", 3) == 0 ? 2 : 1);
+    if (argc > 1 && strcmp(argv[1], "real") == 0)
+        (void)ccopt_cpu_init();
+    else
+        ccopt_cpu_set_for_test(fake);
+    printf("%d %d %d\n", ccopt_cpu_init(), CCOPT_CPU_HAVE(AVX2), ccopt_cpu_level());
+    if (argc > 1 && strcmp(argv[1], "amx") == 0) {
+        printf("%d", CCOPT_CPU_HAVE(AMX_INT8));
+        printf(" %d\n", CCOPT_CPU_HAVE(AMX_TILE));
+    }
+    return 0;
+}
+"""
+
+
+def _xcomp_requests(binary: Path, arg: str, tmp_path: Path) -> tuple[list[str], str]:
+    """The process's arch_prctl(ARCH_REQ_XCOMP_PERM) calls as strace saw them, and its output."""
+    log = tmp_path / f"strace-{arg}.txt"
+    proc = subprocess.run([need("strace"), "-f", "-e", "trace=arch_prctl", "-o", str(log), str(binary), arg],
+                          capture_output=True, text=True, env=_env(None), timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    calls = [ln for ln in log.read_text().splitlines() if "XCOMP_PERM" in ln or "0x1023" in ln]
+    return calls, proc.stdout
+
+
+@needs_x86_64
+@pytest.mark.skipif(sys.platform != "linux", reason="arch_prctl is Linux's")
+def test_amx_permission_is_requested_only_by_a_query_of_amx(build: Builder, tmp_path: Path) -> None:
+    """A library without AMX code must not change its host: the tile-data permission makes the kernel size
+    every signal frame for it (a host's 8 KiB sigaltstack then fails).  ccopt_cpu_init() and the queries of
+    other features make no arch_prctl; the first AMX query makes exactly one, and its answer counts."""
+    binary = build("gcc", "-DCCOPT_HAVE_SSE", sources=(*LIB, "xcomp.c"))
+    for arg in ("plain", "real"):
+        calls, out = _xcomp_requests(binary, arg, tmp_path)
+        assert calls == [] and out.split()[0] == "0", (arg, out)
+    calls, out = _xcomp_requests(binary, "amx", tmp_path)
+    assert len(calls) == 1, calls
+    granted = calls[0].rstrip().endswith("= 0")
+    assert out.splitlines()[1] == f"{int(granted)} {int(granted)}"
+
+
+def test_a_quiet_build_says_nothing_on_stderr_and_still_applies_the_masks(build: Builder) -> None:
+    """A library must not write to its host's stderr: built with CCOPT_CPU_QUIET (the Meson option
+    runtime-messages=false), what it ignores in the environment goes unsaid; what it applies still applies."""
+    loud = build("gcc", "-DCCOPT_HAVE_SSE", sources=(*LIB, "xcomp.c"))
+    quiet = build("gcc", "-DCCOPT_HAVE_SSE", "-DCCOPT_CPU_QUIET", sources=(*LIB, "xcomp.c"))
+    for env in ({"CCOPT_DISABLE_CPU_FEATURES": "NOPE SSE"}, {"CCOPT_ENABLE_CPU_FEATURES": "NOPE"},
+                {"CCOPT_DISABLE_CPU_FEATURES": "AVX2", "CCOPT_ENABLE_CPU_FEATURES": "SSE2"}):
+        said = subprocess.run([str(loud), "real"], capture_output=True, text=True, env=_env(env), timeout=60)
+        silent = subprocess.run([str(quiet), "real"], capture_output=True, text=True, env=_env(env), timeout=60)
+        assert said.stderr.startswith("ccopt: ") and silent.stderr == "" and silent.stdout == said.stdout, env
+    masked = subprocess.run([str(quiet), "real"], capture_output=True, text=True, timeout=60,
+                            env=_env({"CCOPT_DISABLE_CPU_FEATURES": "AVX2_ISA"}))
+    assert masked.stdout.split()[1] == "0"  # CCOPT_CPU_HAVE(AVX2)

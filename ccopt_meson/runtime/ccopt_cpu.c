@@ -74,16 +74,17 @@
 /* Linux hands out large XSTATE components (AMX tile data) only to processes
  * that ask: until arch_prctl(ARCH_REQ_XCOMP_PERM) succeeds, the first tile
  * instruction kills the process although CPUID and XCR0 report the feature.
+ * Once granted, the kernel sizes every signal frame of the process for that
+ * state, and a host program's small sigaltstack() (8 KiB) fails with ENOMEM.
+ * So the request is made lazily, by the first ccopt_cpu_have() of a feature
+ * that needs the state (a dispatcher with an AMX version, ccopt_cpu_features_text()),
+ * never by ccopt_cpu_init(): a library without AMX code changes nothing in its host.
  * Other systems enable such state for every process. */
 #if CCOPT_CPU_USES_XCOMP_PERM && CCOPT__CPUID && defined(__linux__)
 #include <sys/syscall.h>
 #include <unistd.h>
 #define CCOPT__XCOMP_PERM 1
 #define CCOPT__ARCH_REQ_XCOMP_PERM 0x1023 /* <asm/prctl.h>, Linux 5.16 */
-/* Once granted, the kernel sizes every signal frame of the process for the tile
- * data (as after oneDNN's or PyTorch's request), so a feature masked with
- * CCOPT_DISABLE_CPU_FEATURES, or implying a masked one, is not requested. */
-static int ccopt__masked_by_env(const ccopt_cpu_recipe *r);
 static int ccopt__xcomp_perm(int component)
 {
 #if defined(SYS_arch_prctl)
@@ -250,10 +251,6 @@ static void ccopt__detect(unsigned char raw[CCOPT_CPU_MAX_FEATURE])
         if (!ok && r->cpuid)
             ok = ccopt__cpuid_ok(r, regs, xcr0);
 #endif
-#if CCOPT__XCOMP_PERM
-        if (ok && r->xcomp_perm != 0)
-            ok = !ccopt__masked_by_env(r) && ccopt__xcomp_perm(r->xcomp_perm);
-#endif
 #if CCOPT__AUXV
         if (!ok && r->auxv)
             ok = (hwcap & r->hwcap) == r->hwcap && (hwcap2 & r->hwcap2) == r->hwcap2;
@@ -275,6 +272,52 @@ static void ccopt__detect(unsigned char raw[CCOPT_CPU_MAX_FEATURE])
 static unsigned char ccopt__have[CCOPT_CPU_MAX_FEATURE];
 static char ccopt__missing[CCOPT_CPU_NAMES_TEXT_MAX];
 static int ccopt__result;
+
+#if CCOPT__XCOMP_PERM
+/* The XSTATE component a feature, or one it implies, needs granted before it counts (0: none). */
+static unsigned char ccopt__perm_of[CCOPT_CPU_MAX_FEATURE];
+/* Per component: 0 not requested yet, 1 granted, 2 refused. */
+static int ccopt__perm_state[64];
+
+static void ccopt__perm_reset(const unsigned char *fake)
+{
+    int i, j;
+    memset(ccopt__perm_of, 0, sizeof ccopt__perm_of);
+    for (i = 0; i < CCOPT_CPU_NRECIPES; ++i)
+        ccopt__perm_of[ccopt_cpu_recipes[i].id] = (unsigned char)ccopt_cpu_recipes[i].xcomp_perm;
+    for (i = 0; i < CCOPT_CPU_NRECIPES; ++i) { /* the closure is transitive: one pass suffices */
+        const ccopt_cpu_recipe *r = &ccopt_cpu_recipes[i];
+        for (j = 0; j < r->implies_count; ++j)
+            if (ccopt__perm_of[ccopt_cpu_implies[r->implies_first + j]] != 0)
+                ccopt__perm_of[r->id] = ccopt__perm_of[ccopt_cpu_implies[r->implies_first + j]];
+    }
+    for (i = 0; i < 64; ++i) /* the test seam grants, unless a fake feature asks for the real request */
+        ccopt__perm_state[i] = fake != NULL ? 1 : 0;
+    for (i = 0; fake != NULL && i < CCOPT_CPU_NRECIPES; ++i)
+        if (fake[ccopt_cpu_recipes[i].id] == 2 && ccopt_cpu_recipes[i].xcomp_perm != 0)
+            ccopt__perm_state[ccopt_cpu_recipes[i].xcomp_perm] = 0;
+}
+
+/* Whether the component is granted, requesting it on the first call.  Two threads racing here
+ * both request it, which is harmless: the kernel's answer does not change. */
+static int ccopt__granted(int component)
+{
+#if defined(__ATOMIC_ACQUIRE)
+    int state = __atomic_load_n(&ccopt__perm_state[component], __ATOMIC_ACQUIRE);
+#else
+    int state = ccopt__perm_state[component];
+#endif
+    if (state == 0) {
+        state = ccopt__xcomp_perm(component) ? 1 : 2;
+#if defined(__ATOMIC_RELEASE)
+        __atomic_store_n(&ccopt__perm_state[component], state, __ATOMIC_RELEASE);
+#else
+        ccopt__perm_state[component] = state;
+#endif
+    }
+    return state == 1;
+}
+#endif
 
 /* The feature counts when it and everything it implies are reported. */
 static int ccopt__closed(const unsigned char *raw, const ccopt_cpu_recipe *r)
@@ -356,6 +399,13 @@ static const char *ccopt__token(const char *s, size_t *n)
 /* What the environment parser says is bounded: a variable holding 1 MB of names must not print
  * megabytes, and its bytes must never reach the terminal raw (an ESC would be a terminal command). */
 #define CCOPT__ENV_MESSAGES 8 /* messages per variable; the rest are counted */
+/* CCOPT_CPU_QUIET: a library that must not write to its host's stderr says nothing about the
+ * environment variables (they still apply). */
+#ifdef CCOPT_CPU_QUIET
+#define CCOPT__QUIET 1
+#else
+#define CCOPT__QUIET 0
+#endif
 #define CCOPT__ENV_ECHO 40    /* bytes of one name echoed */
 
 typedef struct {
@@ -367,7 +417,7 @@ typedef struct {
 /* Start one message about `log->var`; 0 (and counted) once the variable has said enough. */
 static int ccopt__say(ccopt__env_log *log)
 {
-    if (log->said >= CCOPT__ENV_MESSAGES) {
+    if (CCOPT__QUIET || log->said >= CCOPT__ENV_MESSAGES) {
         ++log->hidden;
         return 0;
     }
@@ -378,7 +428,7 @@ static int ccopt__say(ccopt__env_log *log)
 
 static void ccopt__said(const ccopt__env_log *log)
 {
-    if (log->hidden != 0)
+    if (log->hidden != 0 && !CCOPT__QUIET)
         fprintf(stderr, "ccopt: %s: %lu more ignored names not shown\n", log->var, log->hidden);
 }
 
@@ -437,24 +487,6 @@ static const char *ccopt__env(const char *var)
     return (value != NULL && ccopt__token(value, &n) != NULL) ? value : NULL;
 }
 
-#if CCOPT__XCOMP_PERM
-/* Whether CCOPT_DISABLE_CPU_FEATURES names the feature or one it implies. */
-static int ccopt__masked_by_env(const ccopt_cpu_recipe *r)
-{
-    const char *tok, *dis = ccopt__env("CCOPT_DISABLE_CPU_FEATURES");
-    size_t n;
-    int j;
-    for (tok = ccopt__token(dis ? dis : "", &n); tok != NULL; tok = ccopt__token(tok + n, &n)) {
-        if (ccopt__name_eq(tok, n, ccopt_cpu_names[r->id]))
-            return 1;
-        for (j = 0; j < r->implies_count; ++j)
-            if (ccopt__name_eq(tok, n, ccopt_cpu_names[ccopt_cpu_implies[r->implies_first + j]]))
-                return 1;
-    }
-    return 0;
-}
-#endif
-
 /* CCOPT_DISABLE_CPU_FEATURES / CCOPT_ENABLE_CPU_FEATURES, numpy's semantics:
  * clear features in `raw`; the closure then hides whatever implies them. */
 static void ccopt__apply_env(unsigned char *raw, const unsigned char *base)
@@ -467,8 +499,9 @@ static void ccopt__apply_env(unsigned char *raw, const unsigned char *base)
     size_t n;
     int i, known = 0;
     if (dis != NULL && en != NULL) {
-        fprintf(stderr, "ccopt: %s and %s are both set; set only one of them (both are ignored)\n", dis_var,
-                en_var);
+        if (!CCOPT__QUIET)
+            fprintf(stderr, "ccopt: %s and %s are both set; set only one of them (both are ignored)\n",
+                    dis_var, en_var);
         return;
     }
     for (tok = ccopt__token(dis ? dis : "", &n); tok != NULL; tok = ccopt__token(tok + n, &n)) {
@@ -498,8 +531,9 @@ static void ccopt__apply_env(unsigned char *raw, const unsigned char *base)
     }
     ccopt__said(&en_log);
     if (!known) { /* every name was ignored: so is the variable, not every dispatch feature */
-        fprintf(stderr, "ccopt: %s names no CPU feature of %s; ignored (all features stay enabled)\n", en_var,
-                CCOPT_CPU_MACHINE);
+        if (!CCOPT__QUIET)
+            fprintf(stderr, "ccopt: %s names no CPU feature of %s; ignored (all features stay enabled)\n",
+                    en_var, CCOPT_CPU_MACHINE);
         return;
     }
     for (i = 0; i < CCOPT_CPU_MAX_FEATURE; ++i)
@@ -514,9 +548,13 @@ static int ccopt__compute(const unsigned char *fake)
     size_t n = 0;
     int i;
     if (fake != NULL)
-        memcpy(raw, fake, sizeof raw);
+        for (i = 0; i < CCOPT_CPU_MAX_FEATURE; ++i)
+            raw[i] = (unsigned char)(fake[i] != 0);
     else
         ccopt__detect(raw);
+#if CCOPT__XCOMP_PERM
+    ccopt__perm_reset(fake);
+#endif
     memset(base, 0, sizeof base);
     for (i = 0; i < CCOPT_CPU_NRECIPES; ++i)
         if (ccopt_cpu_recipes[i].baseline)
@@ -621,7 +659,13 @@ int ccopt_cpu_have(int feature_id)
         return 0;
     if (ccopt__load_state() != 2)
         ccopt_cpu_init();
-    return ccopt__have[feature_id];
+    if (!ccopt__have[feature_id])
+        return 0;
+#if CCOPT__XCOMP_PERM
+    if (ccopt__perm_of[feature_id] != 0)
+        return ccopt__granted(ccopt__perm_of[feature_id]);
+#endif
+    return 1;
 }
 
 int ccopt_cpu_count(void)
@@ -667,7 +711,7 @@ int ccopt_cpu_features_text(char *buf, size_t len)
     if (buf != NULL && len > 0)
         buf[0] = '\0';
     for (i = 0; i < CCOPT_CPU_NRECIPES; ++i)
-        if (ccopt__have[ccopt_cpu_recipes[i].id])
+        if (ccopt_cpu_have(ccopt_cpu_recipes[i].id))
             n = ccopt__put_word(buf, len, n, ccopt_cpu_names[ccopt_cpu_recipes[i].id]);
     return (int)n;
 }

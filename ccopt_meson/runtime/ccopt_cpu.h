@@ -11,7 +11,7 @@
  *
  * Detection: cpuid and XCR0 on x86 (AVX and AVX-512 count only when the OS
  * saves their registers; AMX on Linux only once arch_prctl(ARCH_REQ_XCOMP_PERM)
- * has granted this process the tile data); AT_HWCAP/AT_HWCAP2 on Linux (getauxval(), else
+ * has granted this process the tile data, see "Process state" below); AT_HWCAP/AT_HWCAP2 on Linux (getauxval(), else
  * /proc/self/auxv); sysctlbyname() on macOS arm64; IsProcessorFeaturePresent()
  * on Windows arm64.  Elsewhere only features that are part of the
  * architecture (NEON on aarch64) are reported.
@@ -30,8 +30,25 @@
  * variables print one line on stderr ("ccopt: CCOPT_...: ...") and are
  * otherwise ignored; an ENABLE list with no known name is ignored whole.
  *
- * Compile-time knobs: CCOPT_CPU_API (declaration prefix, e.g. a visibility
- * attribute); CCOPT_CPU_NO_GETAUXVAL (always read /proc/self/auxv on Linux).
+ * Process state: ccopt_cpu_init() only reads (cpuid, xgetbv, the auxiliary
+ * vector, sysctl).  The one request that changes the process, Linux's
+ * arch_prctl(ARCH_REQ_XCOMP_PERM) for AMX tile data (after which the kernel
+ * sizes every signal frame for it, and a host's 8 KiB sigaltstack() fails), is
+ * made by the first ccopt_cpu_have() of a feature that needs it (AMX_TILE and
+ * what implies it): by a dispatcher with an AMX version, by
+ * ccopt_cpu_features_text(), or by the caller; never by a library without AMX
+ * code.  A feature masked by CCOPT_DISABLE_CPU_FEATURES is never requested.
+ *
+ * Symbols: every function is declared with CCOPT_CPU_API, by default hidden
+ * visibility on ELF and Mach-O (GCC, Clang), so a shared library linking
+ * libccopt_cpu exports nothing of it and calls its own copy directly; two
+ * libraries with different tables in one process each answer with their own.
+ *
+ * Compile-time knobs: CCOPT_CPU_API (declaration prefix; define it empty to
+ * export the functions); CCOPT_CPU_NO_GETAUXVAL (always read /proc/self/auxv
+ * on Linux); CCOPT_CPU_QUIET (no message about the environment variables on
+ * stderr, for a library that must not write to its host's: the Meson option
+ * runtime-messages=false).  ccopt_cpu_no_version() still says why it aborts.
  */
 #ifndef CCOPT_CPU_H
 #define CCOPT_CPU_H
@@ -41,7 +58,11 @@
 #include "ccopt_cpu_table.h"
 
 #ifndef CCOPT_CPU_API
-#define CCOPT_CPU_API
+#if (defined(__GNUC__) || defined(__clang__)) && !defined(_WIN32) && !defined(__CYGWIN__)
+#define CCOPT_CPU_API __attribute__((visibility("hidden")))
+#else
+#define CCOPT_CPU_API /* PE/COFF: nothing is exported without __declspec(dllexport) */
+#endif
 #endif
 
 #ifdef __cplusplus
@@ -100,8 +121,10 @@ CCOPT_CPU_API void ccopt_cpu_no_version(const char *name);
 /* Test seam: pretend the CPU and OS report exactly the features with
  * have[id] != 0 (an array of CCOPT_CPU_MAX_FEATURE flags), then apply the
  * implication closure, the baseline check and the environment masks as for a
- * real CPU.  NULL goes back to real detection.  Not thread-safe: call it
- * before other threads query features. */
+ * real CPU.  A feature whose state the OS grants on request (Linux AMX) counts
+ * as granted for have[id] == 1; with have[id] == 2 its first query makes the
+ * real request, as for a real CPU.  NULL goes back to real detection.  Not
+ * thread-safe: call it before other threads query features. */
 CCOPT_CPU_API void ccopt_cpu_set_for_test(const unsigned char *have);
 
 #ifdef __cplusplus

@@ -24,7 +24,9 @@
  * CCOPT_DISPATCH_TARGET_NAME(src, dot) the chosen target's name,
  * CCOPT_DISPATCH_GET(src, dot, "AVX2") the AVX2 version if it was compiled and
  * this CPU runs it (else 0), CCOPT_DISPATCH_VERSION(dot, AVX2) the version
- * itself (dot_AVX2), and the generated header defines
+ * itself (dot_AVX2), CCOPT_DISPATCH_RUNS(src) whether this CPU runs any
+ * compiled version above BASELINE, CCOPT_DISPATCH_CHECK(src, AVX2) the run-time
+ * check of one compiled target, and the generated header defines
  * CCOPT_DISPATCH_HAS_<src>_<TARGET> to 1 for every compiled target.
  */
 #ifndef CCOPT_DISPATCH_H_
@@ -61,6 +63,15 @@
     CCOPT__SRC(SRC, CALL)(CCOPT_CPU_HAVE, CB, __VA_ARGS__) CCOPT__SRC(SRC, BASE)(CB, __VA_ARGS__)
 /* The compiled targets of SRC as a string, highest first: "AVX512F AVX2 BASELINE". */
 #define CCOPT_DISPATCH_TARGETS(SRC) CCOPT__SRC(SRC, TARGETS)
+
+/* 1 when this CPU runs a compiled version of SRC other than BASELINE (the check a library with tables of
+ * its own makes before installing a source's functions); 0 otherwise. */
+#define CCOPT__RUNS_CB(CHECK, TARGET, UNUSED) || (CHECK)
+#define CCOPT_DISPATCH_RUNS(SRC) (0 CCOPT__SRC(SRC, CALL)(CCOPT_CPU_HAVE, CCOPT__RUNS_CB, ~))
+/* The run-time check of one compiled target of SRC (its members and what the compiler's flags add):
+ * CCOPT_DISPATCH_CHECK(pitch_dispatch, SSE41); BASELINE is 1.  A target SRC was not compiled for is a
+ * compile error naming CCOPT_SRC_<SRC>_CHECK_<TARGET>. */
+#define CCOPT_DISPATCH_CHECK(SRC, TARGET) CCOPT__SRC(SRC, CCOPT__CAT(CHECK, TARGET))(CCOPT_CPU_HAVE)
 
 #define CCOPT__DECL_CB(CHECK, TARGET, RET, NAME, PARAMS) RET CCOPT__CAT(NAME, TARGET) PARAMS;
 #define CCOPT_DISPATCH_DECLARE(SRC, RET, NAME, PARAMS) CCOPT_DISPATCH_FOREACH(SRC, CCOPT__DECL_CB, RET, NAME, PARAMS)

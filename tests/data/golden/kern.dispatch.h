@@ -8,6 +8,10 @@
 #define CCOPT_DISPATCH_HAS_kern_dispatch_FMA3__AVX2 1
 #define CCOPT_DISPATCH_HAS_kern_dispatch_SSE42 1
 #define CCOPT_DISPATCH_HAS_kern_dispatch_BASELINE 1
+#define CCOPT_SRC_kern_dispatch_CHECK_AVX512_SKX(CHK) (CHK(AVX512_SKX))
+#define CCOPT_SRC_kern_dispatch_CHECK_FMA3__AVX2(CHK) (CHK(FMA3)&&CHK(AVX2))
+#define CCOPT_SRC_kern_dispatch_CHECK_SSE42(CHK) (CHK(SSE42))
+#define CCOPT_SRC_kern_dispatch_CHECK_BASELINE(CHK) 1
 #define CCOPT_SRC_kern_dispatch_CALL(CHK, CB, ...) \
 	CCOPT__EXPAND(CB((CHK(AVX512_SKX)), AVX512_SKX, __VA_ARGS__)) \
 	CCOPT__EXPAND(CB((CHK(FMA3)&&CHK(AVX2)), FMA3__AVX2, __VA_ARGS__)) \

@@ -1,0 +1,242 @@
+"""The documentation: every snippet a user would copy is built or run by a test named here, the site
+builds strictly, every page is in its navigation, and the top-level documents' links resolve.
+
+When a snippet changes, the test that exercises it must change with it: update that test, then the
+digest below (the failure message prints the new one).
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib.util
+import json
+import platform
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ccopt_meson import emit_runtime, host, project
+
+from .conftest import IN_CI, ROOT, need
+from .snippets import blocks, digest, pages, snippet
+
+FRESH = "tests/test_consumer_meson.py::test_readme_snippets_build_verbatim_in_a_fresh_project_through_the_wrap"
+HERE = "tests/test_docs.py::"
+WHEEL = "tests/test_meson_python.py::test_the_wheel_and_the_sdist_of_the_how_to"
+# id -> (digest of its text, the test that builds or runs it)
+SNIPPETS: dict[str, tuple[str, str]] = {
+    "consumer/wrap": ("09be913549f3", FRESH),
+    "consumer/meson.build": ("ed8dbf20bcf3", FRESH),
+    "consumer/dot.dispatch.c": ("42406de69bb1", FRESH),
+    "consumer/main.c": ("40072a55b075", FRESH),
+    "consumer/run": ("faf2ab2173b6", FRESH),
+    "consumer/test-loop": ("e3852f54ff52", HERE + "test_excerpts_are_part_of_the_snippet_they_quote"),
+    "kernel/targets-in-source": ("a5841d242667", FRESH),
+    "kernel/targets-files": ("916c36dd566f", FRESH),
+    "contributing/setup": ("8e72eecfd736", "tests/test_consistency.py::test_readme_test_command_is_what_ci_runs"),
+    "contributing/site": ("ed4b31c147d4", HERE + "test_site_builds_strictly"),
+    "cross/aarch64.ini": ("5222ed656f6e", HERE + "test_cross_snippets_are_what_the_cross_tests_run"),
+    "cross/build": ("00b80054ade4", HERE + "test_cross_snippets_are_what_the_cross_tests_run"),
+    "cross/models": ("850295dd4967", HERE + "test_cross_snippets_are_what_the_cross_tests_run"),
+    "meson-python/pyproject.toml": ("055e0cb0489c", WHEEL),
+    "meson-python/meson.build": ("bc89d32730a7", WHEEL),
+    "meson-python/fastdot.c": ("d284c4f4aa01", WHEEL),
+    "meson-python/build": ("95f12ba31e16", WHEEL),
+    "meson-python/dist": ("6c689f8aa451", WHEEL),
+    "parent-options": ("a4fc8b516d4a", HERE + "test_parent_options_snippet_is_the_fixture_s_code"),
+    "project-features/file": ("9d3f3cee7857", HERE + "test_project_features_snippets_load"),
+    "project-features/override": ("8bb237aecece", HERE + "test_project_features_snippets_load"),
+    "project-features/feature-set": ("171b02281eaf", "tests/test_feature_set.py::test_the_docs_snippet_loads"),
+    "python-api": ("aedd7db8c841", HERE + "test_python_api_snippet_runs_top_to_bottom"),
+    "runtime/program": ("6d542964cc62", HERE + "test_runtime_snippet_compiles_and_runs"),
+}
+
+
+def _defined_tests() -> set[str]:
+    return {f"tests/{path.name}::{node.name}" for path in (ROOT / "tests").glob("test_*.py")
+            for node in ast.parse(path.read_text()).body if isinstance(node, ast.FunctionDef)}
+
+
+# --------------------------------------------------------------------------- the registry
+
+
+def test_every_block_a_user_would_copy_has_a_snippet_id() -> None:
+    missing = [f"{b.page}: {b.text.splitlines()[0] if b.text else ''}" for b in blocks()
+               if b.id is None and b.lang != "text"]
+    assert missing == [], "give each block a '<!-- snippet: ID -->' line and a test, or fence output as text"
+
+
+def test_every_fence_is_seen() -> None:
+    """A fence the parser would miss (indented, in a list) would escape the checks below."""
+    for path in pages():
+        fences = sum(1 for line in path.read_text().splitlines() if line.lstrip().startswith("```"))
+        assert fences == 2 * sum(1 for b in blocks() if Path(ROOT / b.page).resolve() == path.resolve()), path
+
+
+def test_every_snippet_is_registered_with_its_digest_and_an_existing_test() -> None:
+    found = {b.id: snippet(b.id) for b in blocks() if b.id is not None}
+    assert sorted(found) == sorted(SNIPPETS), "snippet ids in the pages and in SNIPPETS differ"
+    changed = {name: digest(text) for name, text in found.items() if digest(text) != SNIPPETS[name][0]}
+    assert changed == {}, f"snippets changed: update the test named in SNIPPETS, then these digests: {changed}"
+    tests = _defined_tests()
+    assert sorted({t for _, t in SNIPPETS.values()} - tests) == []
+
+
+def test_excerpts_are_part_of_the_snippet_they_quote() -> None:
+    assert snippet("consumer/test-loop") in snippet("consumer/meson.build")
+
+
+# --------------------------------------------------------------------------- the site
+
+
+def _nav_pages() -> list[str]:
+    return re.findall(r":\s+(\S+\.md)\s*$", (ROOT / "mkdocs.yml").read_text(), re.M)
+
+
+def test_every_page_is_in_the_navigation_once() -> None:
+    nav = _nav_pages()
+    on_disk = sorted(str(p.relative_to(ROOT / "docs")) for p in (ROOT / "docs").rglob("*.md"))
+    assert sorted(nav) == on_disk and len(set(nav)) == len(nav)
+
+
+def test_site_builds_strictly(tmp_path: Path) -> None:
+    if importlib.util.find_spec("mkdocs") is None:
+        message = "mkdocs is not installed (pip install '.[dev]')"
+        if IN_CI:
+            pytest.fail(message)
+        pytest.skip(message)
+    command = snippet("contributing/site")
+    assert "python3 -m mkdocs build --strict" in command and "'.[dev]'" in command
+    r = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(tmp_path / "site")],
+                       cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-4000:]
+    assert (tmp_path / "site" / "tutorial" / "use-from-meson" / "index.html").is_file()
+
+
+def test_links_of_the_top_level_documents_resolve() -> None:
+    """README.md and CONTRIBUTING.md are read on their own (the site checks the pages under docs/)."""
+    for name in ("README.md", "CONTRIBUTING.md", "CHANGELOG.md"):
+        for target in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", (ROOT / name).read_text()):
+            if not re.match(r"\w+:", target):
+                assert (ROOT / target).exists(), f"{name}: {target}"
+
+
+def test_readme_stays_short() -> None:
+    assert len((ROOT / "README.md").read_text().splitlines()) <= 150
+
+
+def test_every_documented_subproject_variable_is_set_by_the_glue() -> None:
+    page = (ROOT / "docs" / "reference" / "options.md").read_text()
+    table = page.split("## Subproject variables", 1)[1].split("\n## ", 1)[0]
+    names = {n for row in re.findall(r"^\| (`\w+`(?: / `\w+`)*) \|", table, re.M) for n in re.findall(r"`(\w+)`", row)}
+    glue = (ROOT / "meson.build").read_text()
+    assert len(names) > 10 and sorted(n for n in names if not re.search(rf"^{n} [+]?= ", glue, re.M)) == []
+
+
+def test_options_reference_lists_every_option() -> None:
+    options = re.findall(r"option\('([\w-]+)'", (ROOT / "meson_options.txt").read_text())
+    table = re.findall(r"^\| `([\w-]+)` \| .* \| (0\.1\.0|unreleased) \|$",
+                       (ROOT / "docs" / "reference" / "options.md").read_text(), re.M)
+    assert sorted(set(options) - {name for name, _ in table}) == []
+
+
+# --------------------------------------------------------------------------- the snippets
+
+
+def test_cross_snippets_are_what_the_cross_tests_run() -> None:
+    from .test_cross import CROSS
+
+    assert snippet("cross/aarch64.ini") == (ROOT / "tests" / "cross" / "aarch64.ini").read_text()
+    assert snippet("cross/build") == "meson setup build-aarch64 --cross-file aarch64.ini\nmeson test -C build-aarch64\n"
+    triple, models = CROSS["aarch64"]
+    for line in snippet("cross/models").splitlines():
+        argv = shlex.split(line)
+        assert argv[:3] == ["qemu-aarch64-static", "-L", f"/usr/{triple}"] and argv[3] == "-cpu"
+        assert argv[4] in {model for model, _ in models} and argv[5] == "build-aarch64/test_dot"
+
+
+def test_cross_models_table_is_what_the_cross_tests_check() -> None:
+    from .test_cross import CROSS, X86_MODELS
+
+    page = (ROOT / "docs" / "how-to" / "cross-compilation.md").read_text()
+    rows = dict(re.findall(r"^\| (\w+)(?: \(native build\))? \| (`.*`) \|$", page, re.M))
+    expected = {arch: models for arch, (_, models) in CROSS.items()} | {"x86_64": X86_MODELS}
+    assert {arch: re.findall(r"`([^`]+)`: `(\w+)`", row) for arch, row in rows.items()} == {
+        arch: [tuple(m) for m in models] for arch, models in expected.items()}
+
+
+def test_line_formats_reference_names_every_configure_key(tmp_path: Path) -> None:
+    from .helpers import cli, configure_args, fakecc
+
+    r = cli(*configure_args(tmp_path, fakecc("instant")))
+    assert r.returncode == 0, r.stderr
+    first = (line.split("\t")[0] for line in r.stdout.splitlines())
+    keys = {"target:NAME" if k.startswith("target:") else k for k in first}
+    page = (ROOT / "docs" / "reference" / "line-formats.md").read_text()
+    table = page.split("## `configure` lines", 1)[1].split("\n## ", 1)[0]
+    documented = set(re.findall(r"^\| `([\w:]+)` \|", table, re.M))
+    assert keys <= documented and documented - keys <= {"warning"}  # a warning line only when there is one
+
+
+def test_detect_sample_output_is_what_detect_prints() -> None:
+    """The `text` block of docs/reference/cli.md, line by line (shortened lines end in '...'), from the
+    instant fake gcc 12 on x86_64 named as `cc`."""
+    from .helpers import cli, fakecc
+
+    sample = next(b.text for b in blocks() if b.page.endswith("cli.md") and b.text.startswith("$ ccopt-meson detect"))
+    r = cli("detect", "--cc-arg", fakecc("instant"))
+    assert r.returncode == 0, r.stderr
+    out = r.stdout.replace(f"({fakecc('instant')})", "(cc)").splitlines()
+    for line in sample.splitlines()[1:]:
+        if line.strip() == "...":
+            continue
+        if line.endswith(" ..."):
+            assert any(o.startswith(line[:-4]) for o in out), line
+        else:
+            assert line in out, line
+
+
+def test_parent_options_snippet_is_the_fixture_s_code() -> None:
+    """Its lines, in order, are lines of tests/projects/parent_options (which tests/test_meson.py builds)."""
+    fixture = iter((ROOT / "tests" / "projects" / "parent_options" / "meson.build").read_text().splitlines())
+    for line in snippet("parent-options").splitlines():
+        assert line in fixture, line
+
+
+def test_project_features_snippets_load(tmp_path: Path) -> None:
+    fixture = ROOT / "tests" / "projects" / "project_features" / "features"
+    doc = json.loads(snippet("project-features/file"))
+    assert doc["features"] == json.loads((fixture / "ccopt.json").read_text())["features"]
+    (tmp_path / "adx.c").write_text((fixture / "adx.c").read_text())
+    (tmp_path / "ccopt.json").write_text(snippet("project-features/file"))
+    loaded = project.load(tmp_path / "ccopt.json")
+    assert loaded is not None
+    (tmp_path / "override.json").write_text(snippet("project-features/override"))
+    assert project.load(tmp_path / "override.json") is not None
+
+
+def test_python_api_snippet_runs_top_to_bottom(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    if host.machine_name() != "x86_64":
+        pytest.skip("the snippet names x86_64 features")
+    need("ccache")
+    need("gcc")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("CCACHE_DIR", str(tmp_path / "ccache"))
+    exec(compile(snippet("python-api"), "python-api", "exec"), {})
+    assert not (tmp_path / "build" / "ccopt-features.json").exists()  # its last line flushed
+
+
+def test_runtime_snippet_compiles_and_runs(tmp_path: Path) -> None:
+    gcc = need("gcc")
+    emit_runtime.write_table(tmp_path)
+    (tmp_path / "cpu.c").write_text(snippet("runtime/program"))
+    runtime = ROOT / "ccopt_meson" / "runtime"
+    exe = tmp_path / "cpu"
+    subprocess.run([gcc, "-std=c99", "-Wall", "-Werror", f"-I{tmp_path}", f"-I{runtime}", str(tmp_path / "cpu.c"),
+                    str(runtime / "ccopt_cpu.c"), "-o", str(exe)], check=True, capture_output=True, text=True)
+    out = subprocess.run([str(exe)], check=True, capture_output=True, text=True).stdout
+    assert out.splitlines()[-1].startswith(f"{platform.machine()}: ")

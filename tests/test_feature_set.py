@@ -1,0 +1,227 @@
+"""A project's own feature set (a features file's ``feature_set``): the project's universe of names, rows reusing
+built-in ones by reference, its own min, retired names, its ``-NAME`` and target-list rules, its run-time test."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ccopt_meson import Request, detect, project, tables
+from ccopt_meson.dispatch import parse_targets, select
+from ccopt_meson.emit import numpy_dispatch_header
+from ccopt_meson.errors import DispatchSourceError, InputError
+from ccopt_meson.records import Macros
+from ccopt_meson.resolve import tokenize
+
+from .conftest import ROOT
+
+FIXTURE = ROOT / "tests" / "projects" / "feature_set" / "features.json"
+NUMPY = Macros("NPY_", "numpy")
+x86_only = pytest.mark.skipif(os.uname().machine != "x86_64", reason="the fixture's levels are x86 features")
+
+
+@pytest.fixture
+def proj() -> tables.Project:
+    loaded = project.load(FIXTURE)
+    assert loaded is not None and loaded.owns
+    return loaded
+
+
+def test_the_set_is_the_whole_universe(proj: tables.Project) -> None:
+    t = tables.table_for("x86_64", "gcc", proj)
+    assert list(t.features) == ["LEVEL2", "LEVEL3", "LEVEL4"] and t.machine.min == ("LEVEL2",)
+    assert set(tables.all_feature_names(proj)) == {"LEVEL2", "LEVEL3", "LEVEL4", "NEON", "ASIMD"}
+    assert list(tables.table_for("aarch64", "gcc", proj).features) == ["NEON", "ASIMD"]
+    assert not tables.table_for("ppc64le", "gcc", proj).features  # a family the set does not name: no names
+    assert tables.table_for("ppc64le", "gcc", proj).machine.min == ()
+    assert "AVX2" in tables.table_for("x86_64", "gcc").features  # nothing is process-wide state
+
+
+def test_rows_reuse_built_in_rows_by_reference(proj: tables.Project) -> None:
+    t = tables.table_for("x86_64", "gcc", proj)
+    builtin = tables.table_for("x86_64", "gcc")
+    level3 = t.get("LEVEL3")
+    assert level3.probe == builtin.get("AVX2").probe and level3.headers == builtin.get("AVX2").headers
+    assert level3.implies == ("LEVEL2",) and level3.flags[:2] == ("-mavx", "-mavx2")
+    assert tables.table_for("x86_64", "msvc", proj).get("LEVEL3").flags == ("/arch:AVX2",)  # an inherited style
+    assert tables.table_for("x86_64", "msvc", proj).get("LEVEL4").disabled == "broken on MSVC"
+    # extra checks follow the row that lists them (LEVEL4 is like AVX512_SKX)
+    assert {e.feature for e in t.extra_checks.values()} == {"LEVEL4"}
+
+
+def test_word_size_rows(proj: tables.Project) -> None:
+    t = tables.table_for("x86", "gcc", proj)
+    assert "-mfpmath=sse" in t.get("LEVEL2").flags and "CX16" not in t.get("LEVEL2").group
+    assert t.get("LEVEL4").disabled == "not on 32-bit x86" and t.machine.min == ("LEVEL2",)
+
+
+def test_groups_are_any_macro_names_and_defines_cover_the_closure(proj: tables.Project, fake: Any) -> None:
+    det = detect(Request(command=("fakecc",), project=proj, macros=NUMPY), runner=fake())
+    assert det.baseline == ("LEVEL2",) and det.dispatch == ("LEVEL4", "LEVEL3")
+    args = select(parse_targets("LEVEL3", "k", proj), det)[0].args
+    have = [a[len("-DNPY_HAVE_"):] for a in args if a.startswith("-DNPY_HAVE_")]
+    assert have == ["LEVEL2", "SSE", "SSE2", "SSE3", "SSSE3", "SSE41", "SSE42", "POPCNT", "CX16",
+                    "LEVEL3", "AVX", "AVX2", "FMA3", "F16C", "BMI", "BMI2"]
+    assert "-DNPY_MTARGETS_CURRENT=LEVEL3" in args
+
+
+def test_names_outside_the_set_are_one_line_errors(proj: tables.Project) -> None:
+    with pytest.raises(InputError, match=r"^cpu-dispatch: unknown feature 'avx2'.*'ccopt-meson features' lists"):
+        tokenize("avx2", "cpu-dispatch", proj)
+    with pytest.raises(DispatchSourceError, match="AVX2"):
+        parse_targets("AVX2 LEVEL3", "k", proj)
+
+
+def test_retired_names_redirect_with_a_warning(proj: tables.Project) -> None:
+    notes: list[str] = []
+    toks = tokenize("sse41 -avx512f xop +avx", "cpu-baseline", proj, notes)
+    assert [(t.op, t.word) for t in toks] == [("+", "LEVEL2"), ("+", "LEVEL3")]
+    assert notes == [
+        "warning: cpu-baseline: SSE41 is no longer a feature name of this project; it stands for LEVEL2",
+        "warning: cpu-baseline: AVX512F is no longer a feature name of this project; it stands for LEVEL3 "
+        "(removing a retired name is ignored: what it stands for is more)",
+        "warning: cpu-baseline: XOP is no longer a feature name of this project and is ignored",
+        "warning: cpu-baseline: AVX is no longer a feature name of this project; it stands for LEVEL3"]
+
+
+@pytest.mark.parametrize(("minus", "dispatch", "expected"), [
+    ("successors", "max -level3", ()),  # LEVEL4 implies LEVEL3: removed with it (numpy 2.5)
+    ("feature", "max -level3", ("LEVEL4", "LEVEL3")),  # removed alone, then implied again (numpy 2.2)
+    ("successors", "max -level4", ("LEVEL3",)),
+])
+def test_minus_semantics(tmp_path: Path, fake: Any, minus: str, dispatch: str, expected: tuple[str, ...]) -> None:
+    doc = json.loads(FIXTURE.read_text())
+    doc["minus"] = minus
+    path = tmp_path / "f.json"
+    path.write_text(json.dumps(doc))
+    det = detect(Request(command=("fakecc",), dispatch=dispatch, project=project.load(path)), runner=fake())
+    assert det.dispatch == expected
+
+
+@x86_only
+@pytest.mark.parametrize(("policy", "args", "baseline"), [
+    ("auto", (), ("LEVEL2",)),
+    ("auto", ("-march=haswell",), ("LEVEL2", "LEVEL3")),
+    ("disabled", ("-march=haswell",), ("LEVEL2",)),
+    ("enabled", ("-march=haswell",), ("LEVEL2", "LEVEL3")),
+    ("enabled", ("-mavx2", "-mfma", "-mbmi2"), ("LEVEL2", "LEVEL3")),  # no CPU picked, yet detected
+])
+def test_detect_policy(proj: tables.Project, gcc: str, policy: str, args: tuple[str, ...],
+                       baseline: tuple[str, ...]) -> None:
+    det = detect(Request(command=(gcc,), args=args, project=proj, baseline_detect=policy))
+    assert det.baseline == baseline
+
+
+def test_detect_policy_is_checked(proj: tables.Project) -> None:
+    with pytest.raises(InputError, match="baseline-detect: 'sometimes' is not one of auto, enabled, disabled"):
+        detect(Request(command=("cc",), project=proj, baseline_detect="sometimes"))
+
+
+@x86_only
+def test_native_gives_the_sets_names_only(proj: tables.Project, gcc: str) -> None:
+    det = detect(Request(command=(gcc,), baseline="native", project=proj))
+    assert set(det.baseline) <= {"LEVEL2", "LEVEL3", "LEVEL4"} and "LEVEL2" in det.baseline
+
+
+def test_run_time_test_follows_each_rows_detect(proj: tables.Project, fake: Any) -> None:
+    t = tables.table_for("x86_64", "gcc", proj)
+    assert t.detect_of(["LEVEL3"]) == ["LEVEL2", "LEVEL3"]
+    assert t.detect_of(["LEVEL4"]) == ["AVX512F", "AVX512_SKX"]  # its first item replaces all before it
+    det = detect(Request(command=("fakecc",), project=proj, macros=NUMPY), runner=fake())
+    text = numpy_dispatch_header(det, "k.dispatch.c", select(parse_targets("LEVEL4 LEVEL3", "k", proj), det))
+    assert "EXEC_CB((TEST_CB(AVX512F)&&TEST_CB(AVX512_SKX)), LEVEL4, __VA_ARGS__)" in text
+    assert "EXEC_CB((TEST_CB(LEVEL2)&&TEST_CB(LEVEL3)), LEVEL3, __VA_ARGS__)" in text
+
+
+def test_default_detect_is_the_group_else_the_name(tmp_path: Path) -> None:
+    doc = json.loads(FIXTURE.read_text())
+    for row in doc["feature_set"]["x86"]["features"]:
+        row.pop("detect", None)
+    path = tmp_path / "f.json"
+    path.write_text(json.dumps(doc))
+    t = tables.table_for("x86_64", "gcc", project.load(path))
+    assert t.detect_of(["LEVEL2"])[:2] == ["SSE", "SSE2"]
+    assert tables.table_for("aarch64", "gcc", project.load(path)).detect_of(["ASIMD"]) == ["NEON", "ASIMD"]
+
+
+def test_lists_without_baseline_keep_covered_targets(proj: tables.Project, fake: Any) -> None:
+    det = detect(Request(command=("fakecc",), baseline="level3", project=proj), runner=fake())
+    assert det.baseline == ("LEVEL2", "LEVEL3")
+    assert [t.name for t in select(parse_targets("LEVEL4 LEVEL3", "k", proj), det)] == ["LEVEL4", "LEVEL3"]
+    assert [t.name for t in select(parse_targets("baseline LEVEL4 LEVEL3", "k", proj), det)] == ["LEVEL4", "BASELINE"]
+
+
+def _load(tmp_path: Path, change: dict[str, Any], family: str = "x86") -> None:
+    doc = json.loads(FIXTURE.read_text())
+    for key, value in change.items():
+        if key.startswith("row:"):
+            doc["feature_set"][family]["features"][int(key[4:])].update(value)
+        else:
+            doc[key] = value
+    path = tmp_path / "f.json"
+    path.write_text(json.dumps(doc))
+    project.load(path)
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    ({"row:1": {"like": "AVX3"}}, "LEVEL3 is like 'AVX3', not a built-in feature of x86 (did you mean"),
+    ({"row:1": {"implies": ["SSE42"]}}, "LEVEL3 implies 'SSE42', which the set does not state"),
+    ({"row:1": {"interest": 1}}, "LEVEL3: interest 1 is LEVEL2's; pick another"),
+    ({"row:1": {"probe": "@SSE42"}}, "LEVEL3 and LEVEL2 share a probe; give one its own"),
+    ({"row:1": {"probe": "@SSE99"}}, "LEVEL3's probe '@SSE99' names no built-in feature of x86"),
+    ({"row:1": {"extra_checks": ["AVX512F_REDUCED"]}}, "extra check 'AVX512F_REDUCED' is not one of x86's"),
+    ({"row:1": {"flavour": 1}}, "unknown key 'flavour'"),
+    ({"retired": {"AVX2": "LEVEL5"}}, "retired: AVX2 stands for 'LEVEL5', which the project does not know"),
+    ({"retired": {"LEVEL2": "LEVEL3"}}, "retired: LEVEL2 is a name the project still knows"),
+    ({"minus": "all"}, "minus: \"all\" is not one of ['successors', 'feature']"),
+    ({"keep_covered": "yes"}, "keep_covered: expected boolean, got \"yes\""),
+    ({"max": {"x86": ["LEVEL2"]}}, "'max' adds to the built-in tables, which a 'feature_set' replaces"),
+])
+def test_mistakes_are_one_line_errors(tmp_path: Path, change: dict[str, Any], message: str) -> None:
+    with pytest.raises(InputError, match=r"f\.json'?: .*" + _escaped(message)) as exc:
+        _load(tmp_path, change)
+    assert "\n" not in str(exc.value)
+
+
+def test_min_names_a_machine_and_a_row(tmp_path: Path) -> None:
+    doc = json.loads(FIXTURE.read_text())
+    doc["feature_set"]["x86"]["min"] = {"x86-64": ["LEVEL2"]}
+    (tmp_path / "f.json").write_text(json.dumps(doc))
+    with pytest.raises(InputError, match="min: 'x86-64' is not a machine of x86"):
+        project.load(tmp_path / "f.json")
+    doc["feature_set"]["x86"]["min"] = {"x86_64": ["SSE2"]}
+    (tmp_path / "f.json").write_text(json.dumps(doc))
+    with pytest.raises(InputError, match="min.x86_64: 'SSE2' is not stated in the set"):
+        project.load(tmp_path / "f.json")
+
+
+def _escaped(text: str) -> str:
+    import re
+
+    return re.escape(text)
+
+
+def test_the_docs_snippet_loads(tmp_path: Path) -> None:
+    from .snippets import snippet
+
+    (tmp_path / "f.json").write_text(snippet("project-features/feature-set"))
+    loaded = project.load(tmp_path / "f.json")
+    assert loaded is not None and loaded.retired["SSE41"] == "LEVEL2"
+    t = tables.table_for("x86_64", "gcc", loaded)
+    assert list(t.features) == ["LEVEL2", "LEVEL3"] and t.get("LEVEL3").probe == tables.table_for(
+        "x86_64", "gcc").get("AVX2").probe
+    assert tables.table_for("x86_64", "clang", loaded).get("LEVEL3").disabled == "a reason, shown by explain"
+    assert "CX16" not in tables.table_for("x86", "gcc", loaded).get("LEVEL2").group
+
+
+def test_a_row_may_replace_lower_flags(tmp_path: Path) -> None:
+    doc = json.loads(FIXTURE.read_text())
+    doc["feature_set"]["x86"]["features"][1]["flags_replace"] = "-msse"  # LEVEL3 drops the flags below it that start so
+    (tmp_path / "f.json").write_text(json.dumps(doc))
+    t = tables.table_for("x86_64", "gcc", project.load(tmp_path / "f.json"))
+    assert t.flags_for(["LEVEL3"])[:3] == ["-mssse3", "-mpopcnt", "-mcx16"]  # -msse, -msse2, ... -msse4.2 dropped
+    assert t.flags_for(["LEVEL2"])[0] == "-msse"

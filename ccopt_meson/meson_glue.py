@@ -42,7 +42,7 @@ if TYPE_CHECKING:
 
     StrPath = Union[str, "os.PathLike[str]"]
 
-__all__ = ["ConfigureOptions", "TargetsOptions", "Kernel", "kernel", "configure", "targets", "run_setup",
+__all__ = ["ConfigureOptions", "TargetsOptions", "Kernel", "kernel", "paired", "configure", "targets", "run_setup",
            "clears_cache", "parent_argv", "is_build_dir", "mark_for_reconfigure", "check_field",
            "RESERVED_HEADERS"]
 
@@ -245,6 +245,21 @@ def kernel(arg: str, project: Project | None = None) -> Kernel:
     return Kernel(_for_meson(source), dispatch.parse_targets(text, f"targets of {source}", project), "the target list")
 
 
+def paired(args: Sequence[str]) -> list[str]:
+    """``files('k.c'), ': avx2'`` as ``'k.c: avx2'``: a target list right after a source Meson handed over as a
+    path (``files()``, what a port of someone else's tree has) is that source's list."""
+    out: list[str] = []
+    alone = False  # the previous argument is a source without a list
+    for arg in args:
+        if alone and arg.lstrip().startswith(":"):
+            out[-1] = f"{out[-1]}{arg.strip()}"
+            alone = False
+            continue
+        out.append(arg)
+        alone = os.path.isfile(arg) or ":" not in arg
+    return out
+
+
 def _header_path(source: str, out_dir: StrPath) -> str:
     """Where ``<source>.h`` goes; refused when it would shadow, replace or overwrite what is not ours."""
     name = emit.header_name(source)
@@ -383,7 +398,7 @@ def targets(opts: TargetsOptions) -> int:
     """
     det = _read_feature_file(opts.feature_file, opts.project)
     out_dir = opts.output_dir or _caller_build_dir()
-    kernels = [kernel(arg, opts.project) for arg in opts.sources]
+    kernels = [kernel(arg, opts.project) for arg in paired(opts.sources)]
     for k in kernels:
         _check_language(k.source, opts.lang)
     headers = [emit.header_name(k.source) for k in kernels if "NOHEADER" not in k.statement.policies]

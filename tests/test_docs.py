@@ -137,6 +137,16 @@ def test_every_documented_subproject_variable_is_set_by_the_glue() -> None:
     assert len(names) > 10 and sorted(n for n in names if not re.search(rf"^{n} [+]?= ", glue, re.M)) == []
 
 
+def test_features_file_reference_lists_every_key_of_the_schema() -> None:
+    schema = json.loads((ROOT / "ccopt_meson" / "data" / "schema.json").read_text())["definitions"]
+    page = (ROOT / "docs" / "reference" / "features-file.md").read_text()
+    top, row = page.split("## A feature row", 1)
+    assert set(re.findall(r"^\| `(\w+)` \|", top, re.M)) == set(schema["project"]["properties"])
+    documented = set(re.findall(r"^\| `(\w+)` \|", row, re.M))
+    documented |= set(re.findall(r"`(\w+)`", row.split("Other optional")[1]))
+    assert set(schema["feature"]["properties"]) <= documented
+
+
 def test_options_reference_lists_every_option() -> None:
     options = re.findall(r"option\('([\w-]+)'", (ROOT / "meson_options.txt").read_text())
     table = re.findall(r"^\| `([\w-]+)` \| .* \| (0\.1\.0|unreleased) \|$",

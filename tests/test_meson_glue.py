@@ -502,3 +502,15 @@ def test_a2_the_library_prefix_is_a_plain_name(tmp_path: Path, feature_file: Pat
             cwd=out, env={"MESON_BUILD_ROOT": str(out)})
     one_error(r, "--prefix: ", "must be a plain name")
     assert sorted(p.name for p in tmp_path.rglob("*") if "ccopt-targets" in p.name) == []
+
+
+def test_files_then_a_target_list_is_that_files_list(tmp_path: Path, feature_file: Path) -> None:
+    """A port of someone else's tree names its sources with files() (absolute paths to the helper); the
+    argument ': TARGETS' right after one is its list, so no source has to become a string or carry @targets."""
+    src = tmp_path / "x86"
+    src.mkdir()
+    (src / "pitch_sse.c").write_text("int pitch_sse(void) { return 1; }\n")  # no @targets statement
+    r = targets(feature_file, src / "pitch_sse.c", ": $noheader sse41", out=tmp_path)
+    assert r.returncode == 0, r.stderr
+    (line,) = r.stdout.splitlines()
+    assert line.split("\t")[2] == "x86/pitch_sse.c" and line.split("\t")[3] == "SSE41"

@@ -272,8 +272,8 @@ def _meson_run() -> list[str] | None:
         return None
     ppid = os.getppid()
     try:
-        with open(f"/proc/{ppid}/stat", encoding="ascii", errors="replace") as fh:
-            start = fh.read().rsplit(")", 1)[1].split()[19]  # field 22, starttime: a reused pid differs
+        with open(f"/proc/{ppid}/stat", "rb") as fh:  # bytes: a text file would load the ascii codec module
+            start = fh.read().rsplit(b")", 1)[1].split()[19].decode("ascii", "replace")  # field 22, starttime
     except (OSError, IndexError):
         return None
     return [str(ppid), start]

@@ -34,13 +34,14 @@ from .records import Macros, Outcome, Probed, Request
 
 if TYPE_CHECKING:
     from pathlib import Path
-    from typing import Any
+    from typing import Any, Mapping
 
     from .tables import Project
 
 
-__all__ = ["SCHEMA_VERSION", "MAX_BYTES", "Stored", "cache_path", "lang_of", "is_cache_name", "find", "keys",
-           "load", "parse", "lookup", "store", "flush", "discard", "remove_legacy", "warn"]
+__all__ = ["SCHEMA_VERSION", "MAX_BYTES", "Stored", "OtherProject", "check_request", "cache_path", "lang_of",
+           "is_cache_name", "find", "keys", "load", "parse", "lookup", "store", "flush", "discard", "remove_legacy",
+           "warn"]
 
 SCHEMA_VERSION = 2  # of the cache file; 1 stored derived flags, 2 only verdicts
 MAX_BYTES = 4 << 20  # a cache file is a few KiB; anything bigger is not ours
@@ -131,15 +132,48 @@ def keys(req: Request, baseline: str, dispatch: str, native: bool) -> tuple[str,
 # --------------------------------------------------------------------------- read
 
 
-def _decode(doc: Any, project: Project | None) -> Stored:
-    """A validated ``Stored`` (its request with ``project``, which the key covers); CacheError naming the first
-    problem."""
+class OtherProject(CacheError):
+    """The file answers a request with another features file (or none): a plain miss for detection."""
+
+
+def _project(stored: Mapping[str, str] | None, project: Project | None, reader: bool) -> Project | None:
+    """The features file of the stored request.  Detection (``reader`` false) passes its own: another one is
+    ``OtherProject``.  A reader passes the one it was told (it must be the stored one) or None: the stored
+    file, read again, which must still be what the build was configured with."""
+    ident = None if stored is None else (stored["path"], stored["digest"])
+    if (None if project is None else (project.path, project.digest)) == ident:
+        return project
+    if not reader:
+        raise OtherProject("another features file")
+    if project is not None:
+        raise InputError(f"--features-file '{fsio.show_path(project.given)}' is not the features file this build was "
+                         f"configured with ({fsio.show_path(stored['given']) if stored else 'none'}); pass that one "
+                         "or none (the build's own is read from its feature cache)")
+    assert stored is not None
+    from . import project as features  # a reader's path only: detection never loads it here
+
+    try:
+        loaded = features.load(stored["given"])
+    except InputError as exc:
+        raise InputError(f"the features file this build was configured with cannot be read: {exc}; reconfigure "
+                         "the build (meson setup --reconfigure)") from exc
+    if loaded is None or (loaded.path, loaded.digest) != ident:
+        raise InputError(f"features file '{fsio.show_path(stored['given'])}' (or one of its probes) changed since "
+                         "this build was configured; reconfigure it (ninja does, or meson setup --reconfigure) "
+                         "before reading its detection")
+    return loaded
+
+
+def _decode(doc: Any, project: Project | None, reader: bool = False) -> Stored:
+    """A validated ``Stored`` (its request with its features file, see ``_project``); CacheError naming the
+    first problem."""
     from .tables import all_names_of, machine_by_name
 
     try:
         schema.check(doc, "cache.schema.json", where="cache")
     except TableError as exc:
         raise CacheError(str(exc)) from exc
+    project = _project(doc["request"].get("project"), project, reader)
     r, p = doc["request"], doc["probed"]
     req = Request(command=tuple(r["command"]), args=tuple(r["args"]), baseline=r["baseline"], dispatch=r["dispatch"],
                   lang=r["lang"], compiler_id=r["compiler_id"], compiler_version=r["compiler_version"],
@@ -175,9 +209,10 @@ def _macros(stored: list[str] | None) -> Macros:
     return Macros(stored[0], stored[1])
 
 
-def load(path: str | os.PathLike[str], project: Project | None = None) -> Stored | None:
+def load(path: str | os.PathLike[str], project: Project | None = None, reader: bool = True) -> Stored | None:
     """The cache file's content, None when there is none; CacheError when it is unusable.  ``project``: the
-    features file the build uses, whose features the file may name."""
+    features file the caller was given (None: the one the file records, read again and checked; see
+    ``_project``)."""
     try:
         raw = fsio.read_bounded(path, MAX_BYTES, "feature cache")
     except (FileNotFoundError, NotADirectoryError):
@@ -185,12 +220,14 @@ def load(path: str | os.PathLike[str], project: Project | None = None) -> Stored
     except InputError as exc:
         raise CacheError(str(exc).replace(f"'{fsio.show_path(path)}'", fsio.base_name(path))) from exc
     try:
-        return parse(raw, project)
+        return parse(raw, project, reader)
+    except OtherProject:
+        raise
     except CacheError as exc:
         raise CacheError(f"{fsio.base_name(path)}: {exc}") from exc
 
 
-def parse(raw: bytes, project: Project | None = None) -> Stored:
+def parse(raw: bytes, project: Project | None = None, reader: bool = False) -> Stored:
     """The content of a cache file; CacheError naming the first problem."""
     try:
         doc = schema.decode(raw)
@@ -200,13 +237,15 @@ def parse(raw: bytes, project: Project | None = None) -> Stored:
         raise CacheError("not written by ccopt-meson")
     if doc.get("schema_version") != SCHEMA_VERSION:
         raise CacheError(f"schema version {str(doc.get('schema_version'))[:20]}, this helper reads {SCHEMA_VERSION}")
-    return _decode(doc, project)
+    return _decode(doc, project, reader)
 
 
 def lookup(path: str | os.PathLike[str], project: Project | None = None) -> Stored | None:
     """``load`` for detection: an unusable file is a miss with a one-line warning."""
     try:
-        return load(path, project)
+        return load(path, project, reader=False)
+    except OtherProject:  # the key differs too: a miss, as for any other request
+        return None
     except CacheError as exc:
         warn(f"ignoring the feature cache: {exc}; detecting again")
         return None
@@ -215,20 +254,55 @@ def lookup(path: str | os.PathLike[str], project: Project | None = None) -> Stor
 # --------------------------------------------------------------------------- write
 
 
+def _request_doc(r: Request) -> dict[str, Any]:
+    proj = r.project
+    return {"command": list(r.command), "args": list(r.args), "baseline": r.baseline,
+            "dispatch": r.dispatch, "lang": r.lang, "compiler_id": r.compiler_id,
+            "compiler_version": r.compiler_version, "cpu_family": r.cpu_family, "cross": r.cross,
+            "disable_optimization": r.disable_optimization, "debug_build": r.debug_build,
+            "explain": list(r.explain), "macros": list(r.macros), "baseline_detect": r.baseline_detect,
+            "project": None if proj is None else {"path": proj.path, "given": proj.given, "digest": proj.digest}}
+
+
+# What a message calls a request field: the option (or the input) it came from.
+_FIELDS = {"command": "the compiler command", "args": "a compile argument", "baseline": "cpu-baseline",
+           "dispatch": "cpu-dispatch", "compiler_id": "--compiler-id", "compiler_version": "--compiler-version",
+           "cpu_family": "--cpu-family", "explain": "explain", "project": "--features-file",
+           "macros": "macro-prefix", "baseline_detect": "baseline-detect"}
+
+
+def check_request(r: Request) -> None:
+    """``r`` as the cache file would hold it, checked by the reader's own schema before anything is answered:
+    a value the cache cannot hold is one InputError line naming its option (it used to be answered, then
+    written to a file its reader refused, so every later run probed again)."""
+    doc = schema.schema_file("cache.schema.json")
+    try:
+        schema.validate_schema(_request_doc(r), doc["properties"]["request"], doc["definitions"], "")
+    except TableError as exc:
+        where, _, detail = str(exc).partition(": ")
+        field = where.split("[", 1)[0].split(".", 1)[0]
+        shown = _FIELDS.get(field, field) + (f" ({where})" if where != field else "")
+        raise InputError(f"{shown}: {detail}") from exc
+
+
 def _encode(st: Stored) -> str:
     r, p = st.request, st.probed
     doc = {  # "generator" first: fsio.generated_by_us looks for it at the start of the file
         "generator": fsio.MARK, "schema_version": SCHEMA_VERSION, "key": st.key, "probe_key": st.probe_key,
-        "request": {"command": list(r.command), "args": list(r.args), "baseline": r.baseline,
-                    "dispatch": r.dispatch, "lang": r.lang, "compiler_id": r.compiler_id,
-                    "compiler_version": r.compiler_version, "cpu_family": r.cpu_family, "cross": r.cross,
-                    "disable_optimization": r.disable_optimization, "debug_build": r.debug_build,
-                    "explain": list(r.explain), "macros": list(r.macros), "baseline_detect": r.baseline_detect},
+        "request": _request_doc(r),
         "probed": {"arch": p.arch, "compiler_id": p.compiler_id, "compiler_version": p.compiler_version,
                    "outcomes": {n: [o.supported, o.reason] for n, o in sorted(p.outcomes.items())},
                    "detected": sorted(p.detected), "native": sorted(p.native)},
     }
-    return json.dumps(doc, indent=1, ensure_ascii=True) + "\n"
+    try:  # never a file its own reader refuses
+        schema.check(doc, "cache.schema.json", where="cache")
+    except TableError as exc:
+        raise InputError(f"the compiler's answer cannot be stored: {exc}") from exc
+    text = json.dumps(doc, indent=1, ensure_ascii=True) + "\n"
+    if len(text) > MAX_BYTES:
+        raise InputError(f"the request (its compile arguments, its expressions) is {len(text)} bytes as the feature "
+                         f"cache holds it, more than the {MAX_BYTES} it reads; pass fewer or shorter arguments")
+    return text
 
 
 def _ours(path: str | os.PathLike[str]) -> bool:
@@ -264,8 +338,11 @@ def discard(path: str | os.PathLike[str]) -> bool:
 
 def flush(build_dir: str | os.PathLike[str]) -> list[Path]:
     """Delete our cache files under ``build_dir``; the next detection probes again."""
-    removed = [p for p in find(build_dir) if discard(p)]
-    for folder in {p.parent for p in removed}:
+    from pathlib import Path
+
+    found = find(build_dir)
+    removed = [p for p in found if discard(p)]
+    for folder in {Path(build_dir), *(p.parent for p in found)}:
         remove_legacy(folder)
     return removed
 
@@ -275,12 +352,17 @@ _LEGACY = (("ccopt-replay-", ".txt"), ("ccopt-data-digest", ".json"))
 
 
 def remove_legacy(folder: str | os.PathLike[str]) -> None:
-    """Delete the files of ``_LEGACY`` in ``folder`` that we wrote (regular files carrying our mark);
-    anything else under those names, a symlink included, is left alone."""
+    """Delete the files of ``_LEGACY`` in ``folder`` that we wrote (regular files carrying our mark), and the
+    temporary files of our writes that a killed run left (``fsio.remove_stale_temp``); anything else under
+    those names, a symlink included, is left alone."""
     try:
-        names = [n for n in os.listdir(folder) if any(n.startswith(a) and n.endswith(b) for a, b in _LEGACY)]
+        listed = os.listdir(folder)
     except OSError:
         return
+    for name in listed:
+        if name.endswith(".tmp") and name.startswith("."):  # one listing for both: this runs on every hit
+            fsio.remove_stale_temp(folder, name)
+    names = [n for n in listed if any(n.startswith(a) and n.endswith(b) for a, b in _LEGACY)]
     for name in names:
         path = os.path.join(folder, name)
         try:

@@ -280,12 +280,7 @@ def cmd_report(ns: argparse.Namespace) -> int:
     if not files:
         raise InputError(f"no ccopt feature file under '{ns.builddir}'; configure the project first")
     proj = project.load(ns.features_file)
-    try:
-        dets = [pipeline.read_file(f, project=proj) for f in files]
-    except InputError as exc:
-        if proj is not None:
-            raise
-        raise InputError(f"{exc} (if the build uses a project features file, pass it with --features-file)") from exc
+    dets = [pipeline.read_file(f, project=proj) for f in files]  # each with the features file it records
     if ns.json:
         docs = [d.to_json() for d in dets]
         _print_json(docs[0] if len(docs) == 1 else docs)

@@ -24,7 +24,8 @@ if TYPE_CHECKING:
     StrPath = Union[str, "os.PathLike[str]"]
 
 
-__all__ = ["MARK", "read_bounded", "atomic_write", "read_head", "generated_by_us", "base_name", "show_path"]
+__all__ = ["MARK", "read_bounded", "atomic_write", "read_head", "generated_by_us", "base_name", "show_path",
+           "temp_owner", "remove_stale_temp"]
 
 _counter = itertools.count()
 
@@ -122,6 +123,55 @@ def generated_by_us(path: StrPath) -> bool:
     except OSError:
         return False
     return head is None or MARK.encode() in head
+
+
+def temp_owner(name: str) -> int | None:
+    """The pid in the name of a temporary file ``atomic_write`` makes (``.NAME.PID.N.tmp``), else None."""
+    if not (name.startswith(".") and name.endswith(".tmp")):
+        return None
+    parts = name[1:-4].rsplit(".", 2)
+    return int(parts[1]) if len(parts) == 3 and parts[0] and parts[1].isdigit() and parts[2].isdigit() else None
+
+
+def remove_stale_temp(folder: StrPath, name: str, min_age: float = 60.0) -> bool:
+    """Remove ``folder/name`` if it is a temporary file of ``atomic_write`` left by a process that is gone
+    (killed between writing and renaming): our name pattern, a regular file (not a link), empty or marked,
+    older than ``min_age`` seconds; anything else is left alone."""
+    pid = temp_owner(name)
+    if pid is None or pid == os.getpid():
+        return False
+    path = os.path.join(folder, name)
+    try:
+        st = os.lstat(path)
+        if not stat.S_ISREG(st.st_mode) or st.st_mtime > _now() - min_age or _running(pid):
+            return False
+        head = read_head(path, 512)
+        if head is None or (head and MARK.encode() not in head):
+            return False
+        os.unlink(path)
+        return True
+    except OSError:
+        return False
+
+
+def _now() -> float:
+    import time
+
+    return time.time()
+
+
+def _running(pid: int) -> bool:
+    if os.name != "posix":  # os.kill(pid, 0) would terminate the process on Windows: never guess there
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # it exists, but belongs to someone else
+        return True
+    except (OSError, OverflowError):  # no process can have that id
+        return False
+    return True
 
 
 def atomic_write(path: StrPath, text: str) -> bool:

@@ -42,7 +42,7 @@ if TYPE_CHECKING:
 
     StrPath = Union[str, "os.PathLike[str]"]
 
-__all__ = ["ConfigureOptions", "TargetsOptions", "Kernel", "kernel", "configure", "targets", "run_setup",
+__all__ = ["ConfigureOptions", "TargetsOptions", "Kernel", "kernel", "paired", "configure", "targets", "run_setup",
            "clears_cache", "parent_argv", "is_build_dir", "mark_for_reconfigure", "check_field",
            "RESERVED_HEADERS"]
 
@@ -157,7 +157,7 @@ def _configure_lines(det: Detection, path: str) -> list[tuple[str, str]]:
     base_args = det.baseline_args()
     lines = [
         ("arch", det.arch),
-        ("compiler", f"{det.compiler.id}-{det.compiler.version}".replace(" ", "_")),
+        ("compiler", check_field(f"{det.compiler.id}-{det.compiler.version}".replace(" ", "_"), "compiler version")),
         ("baseline_names", " ".join(det.baseline)),
         ("baseline_args", _args_field(base_args, "baseline argument")),
         ("dispatch_names", " ".join(det.dispatch)),
@@ -270,6 +270,21 @@ def kernel(arg: str, project: Project | None = None) -> Kernel:
     if not source:
         raise InputError(f"targets: '{show(arg)}' names no source before the ':'; write 'SOURCE: TARGETS'")
     return Kernel(_for_meson(source), dispatch.parse_targets(text, f"targets of {source}", project), "the target list")
+
+
+def paired(args: Sequence[str]) -> list[str]:
+    """``files('k.c'), ': avx2'`` as ``'k.c: avx2'``: a target list right after a source Meson handed over as a
+    path (``files()``, what a port of someone else's tree has) is that source's list."""
+    out: list[str] = []
+    alone = False  # the previous argument is a source without a list
+    for arg in args:
+        if alone and arg.lstrip().startswith(":"):
+            out[-1] = f"{out[-1]}{arg.strip()}"
+            alone = False
+            continue
+        out.append(arg)
+        alone = os.path.isfile(arg) or ":" not in arg
+    return out
 
 
 def _header_path(source: str, out_dir: StrPath) -> str:
@@ -410,7 +425,7 @@ def targets(opts: TargetsOptions) -> int:
     """
     det = _read_feature_file(opts.feature_file, opts.project)
     out_dir = opts.output_dir or _caller_build_dir()
-    kernels = [kernel(arg, opts.project) for arg in opts.sources]
+    kernels = [kernel(arg, opts.project) for arg in paired(opts.sources)]
     for k in kernels:
         _check_language(k.source, opts.lang)
     headers = [emit.header_name(k.source) for k in kernels if "NOHEADER" not in k.statement.policies]
@@ -419,7 +434,10 @@ def targets(opts: TargetsOptions) -> int:
         raise InputError(f"two dispatch sources would share the generated header {clash}; "
                          "rename one, or call 'targets' from each source's own meson.build")
     _check_source_ids([k.source for k in kernels])
-    check_field(opts.prefix, "--prefix")
+    if not re.fullmatch(r"[A-Za-z0-9_][A-Za-z0-9_.+-]{0,63}", opts.prefix):  # library and record names
+        raise InputError(f"--prefix: '{opts.prefix.encode('unicode_escape').decode()[:80]}' must be a plain name "
+                         "(letters, digits, '_', '.', '+', '-'; no '/', not starting with '.'): it names the "
+                         "libraries (PREFIX_TARGET) and a file in the build directory")
     _check_one_call_per_prefix(out_dir, opts.prefix, [k.source for k in kernels])
     # every header path is checked before any is written
     plan = [(k, None if "NOHEADER" in k.statement.policies else _header_path(k.source, out_dir),

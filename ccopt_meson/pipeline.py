@@ -404,8 +404,10 @@ def detect(req: Request, build_dir: str | os.PathLike[str] | None = None, flush_
             # 'targets' reads the request back from this file: it must hold this very request, not another
             # spelling of it (the key normalises expressions) nor one edited behind a copied key.
             if stored.request != req:
+                cache.check_request(req)  # (another spelling of a stored request may still be one it cannot hold)
                 cache.store(path, stored._replace(request=req))
             return document(req, stored.probed, hit=True, key=key, expr=expr)
+    cache.check_request(req)  # a request the cache cannot hold is refused before it is answered
     # Another request with the same compiler and args: its verdicts stand, only new features are probed.
     seed = stored.probed if stored is not None and stored.probe_key == probe_key and stored.probed.arch else None
     try:

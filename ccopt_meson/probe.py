@@ -43,6 +43,7 @@ import threading
 import time
 from pathlib import Path
 
+from . import fsio
 from ._record import TYPE_CHECKING, NamedTuple
 from .compiler import macro_satisfied, parse_macro_dump
 from .errors import CompilerError, InputError
@@ -53,8 +54,8 @@ if TYPE_CHECKING:  # typing, dataclasses and concurrent.futures (logging) cost a
     from concurrent.futures import Future, ThreadPoolExecutor
     from typing import IO, Any, Callable, Iterable, Iterator, Mapping, Sequence
 
-__all__ = ["ProcResult", "Runner", "run_process", "Scratch", "Session", "Outcome", "probe_features", "diagnose",
-           "timeout_from_env", "describe_status"]
+__all__ = ["SCRATCH_MARK", "ProcResult", "Runner", "run_process", "Scratch", "Session", "Outcome", "probe_features",
+           "diagnose", "timeout_from_env", "describe_status"]
 
 DEFAULT_TIMEOUT = 120.0
 MAX_TIMEOUT = 86400.0  # a day: beyond it the OS wait calls overflow (OverflowError), and no probe needs it
@@ -299,14 +300,17 @@ def diagnose(
 
 
 STALE_AFTER = 2 * 86400.0  # seconds: longer than any run can take (MAX_TIMEOUT per compiler process)
-_STALE_NAME = re.compile(r"ccopt-(\d+)-[^/]+")
+# mkdtemp's names: the prefix, then 8 of [a-z0-9_]; and inside, the mark file written at creation
+_STALE_NAME = re.compile(r"ccopt-(\d+)-[a-z0-9_]{8}")
+SCRATCH_MARK = ".ccopt-scratch"
 
 
 def _sweep_stale_scratch() -> None:
     """Remove scratch directories a killed helper (SIGKILL cannot be caught) left in the temp dir.
 
-    Only ours by name, owned by this user, untouched for two days, and whose helper is gone:
-    a directory of a live helper in another PID namespace is younger than that.
+    Only ours: mkdtemp's exact name pattern and our mark file inside (a user's ``ccopt-2024-notes/``
+    is neither), owned by this user, untouched for two days, and whose helper is gone: a directory of
+    a live helper in another PID namespace is younger than that.
     """
     if not hasattr(os, "geteuid"):  # pragma: no cover - Windows cleans its temp dir itself
         return
@@ -325,8 +329,16 @@ def _sweep_stale_scratch() -> None:
         except OSError:
             continue
         if stat.S_ISDIR(st.st_mode) and st.st_uid == os.geteuid() and st.st_mtime < cutoff \
-                and not _alive(int(m.group(1))):
+                and not _alive(int(m.group(1))) and _marked(os.path.join(entry.path, SCRATCH_MARK)):
             shutil.rmtree(entry.path, ignore_errors=True)
+
+
+def _marked(path: str) -> bool:
+    """Is ``path`` our scratch mark (a regular file holding the mark, not a link)?"""
+    try:
+        return not os.path.islink(path) and fsio.read_head(path, 512) == fsio.MARK.encode()
+    except OSError:
+        return False
 
 
 def _alive(pid: int) -> bool:
@@ -359,6 +371,11 @@ class Scratch:
         self._stopped = False
         _sweep_stale_scratch()
         self.dir = Path(tempfile.mkdtemp(prefix=f"ccopt-{os.getpid()}-"))
+        try:  # what the sweep of a later run looks for before it removes anything
+            with open(self.dir / SCRATCH_MARK, "x", encoding="ascii") as fh:
+                fh.write(fsio.MARK)
+        except OSError:  # a full disk: the probes will say so; this dir is then never swept, only left
+            pass
         self._n = 0
 
     def close(self) -> None:

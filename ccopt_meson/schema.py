@@ -125,7 +125,8 @@ def _check_bounds(value: Any, schema: Mapping[str, Any], kind: str | None, where
     if "minimum" in schema and value < schema["minimum"]:
         raise TableError(f"{_at(where)}{value} is below {schema['minimum']}")
     if kind == "string" and "pattern" in schema and not re.search(_anchored(schema["pattern"]), value):
-        raise TableError(f"{_at(where)}{value[:40]!r} does not match {schema['pattern']}")
+        rule = f"is not {schema['title']}" if "title" in schema else f"does not match {schema['pattern']}"
+        raise TableError(f"{_at(where)}{value[:40]!r} {rule}")
     size = len(value) if kind in ("array", "object") else None
     if size is not None and size < schema.get("minItems", 0):
         least = schema["minItems"]

@@ -869,3 +869,106 @@ def test_fuzz_mutated_cache_documents_parse_or_are_a_clean_miss(mutations: list[
                  JSON_VALUES.map(lambda v: json.dumps(v).encode())))
 def test_fuzz_arbitrary_cache_bytes_are_a_clean_miss(raw: bytes) -> None:
     _check_parse(raw)
+
+
+# --------------------------------------------------------------------------- the request stored whole
+
+NUMPY22 = ROOT / "tests" / "projects" / "numpy22" / "ccopt.json"
+
+
+def _built_with(tmp_path: Path, features: Path) -> tuple[Path, Path]:
+    """A build dir whose cache was made with a copy of ``features`` (returned, to be edited)."""
+    from ccopt_meson import project
+
+    copy_ = tmp_path / "features.json"
+    copy_.write_text(features.read_text())
+    build = tmp_path / "build"
+    detect(Request(command=("fakecc",), dispatch="max -xop -fma4", project=project.load(copy_)), build_dir=build,
+           runner=FakeCompiler())
+    return build, copy_
+
+
+def test_the_cache_records_the_features_file_and_readers_use_it(tmp_path: Path) -> None:
+    """'report BUILD' without --features-file showed 31 targets and the built-in AVX2 flags for a build made
+    with numpy's file (19 targets, numpy's flags): the cache now records the file (path and digest)."""
+    build, features = _built_with(tmp_path, NUMPY22)
+    doc = json.loads((build / CACHE).read_text())
+    assert doc["request"]["project"]["path"] == os.path.realpath(features)
+    det = pipeline.read(build)
+    assert det.request.project is not None and det.request.project.path == os.path.realpath(features)
+    assert set(det.dispatch) <= set(det.request.project.max["x86"])
+    r = cli("report", str(build), "--json")
+    assert r.returncode == 0, r.stderr
+    assert set(json.loads(r.stdout)["dispatch"]["names"]) == set(det.dispatch)
+
+
+def test_a_features_file_changed_since_configure_is_refused_by_its_readers(tmp_path: Path) -> None:
+    build, features = _built_with(tmp_path, NUMPY22)
+    features.write_text(features.read_text() + "\n")  # the same features, another digest
+    with pytest.raises(InputError, match=r"features file '.*features.json' \(or one of its probes\) changed since "
+                                         "this build was configured; reconfigure it"):
+        pipeline.read(build)
+    one_error(cli("report", str(build)), "changed since this build was configured")
+    features.unlink()
+    one_error(cli("report", str(build)), "the features file this build was configured with cannot be read")
+
+
+def test_another_features_file_than_the_builds_is_refused(tmp_path: Path) -> None:
+    from ccopt_meson import project
+
+    build, _ = _built_with(tmp_path, NUMPY22)
+    other = project.load(ROOT / "tests" / "projects" / "project_features" / "features" / "ccopt.json")
+    with pytest.raises(InputError, match="is not the features file this build was configured with"):
+        pipeline.read(build, project=other)
+    plain = tmp_path / "plain"
+    detect(REQ, build_dir=plain, runner=FakeCompiler())
+    with pytest.raises(InputError, match=r"is not the features file this build was configured with \(none\)"):
+        pipeline.read(plain, project=other)
+
+
+@pytest.mark.parametrize(("field", "value", "message"), [
+    ("compiler_version", "12.2\n", "--compiler-version: '12.2\\n' is not at most 80 printable ASCII characters"),
+    ("compiler_id", "", "--compiler-id: '' is not 1 to 40 letters"),
+    ("args", ("-O2", "x" * 70000), "a compile argument (args[1]): 'xxxx"),
+    ("args", ("-DA=\x01",), "a compile argument (args[0]): '-DA=\\x01' is not"),
+    ("dispatch", "avx2 " * 14000, "cpu-dispatch: 'avx2 avx2 avx2 avx2 avx2 avx2 avx2 avx2 ' is not at most 65536"),
+])
+def test_a14_a_value_the_cache_cannot_hold_is_refused_before_it_is_answered(
+        tmp_path: Path, field: str, value: Any, message: str) -> None:
+    """It was answered, then written to a cache its own reader refused: every later run probed again and
+    'targets' said 'run flush', which could not fix it."""
+    runner = FakeCompiler()
+    with pytest.raises(InputError) as exc:
+        detect(REQ._replace(**{field: value}), build_dir=tmp_path, runner=runner)
+    assert message in str(exc.value) and "\n" not in str(exc.value)
+    assert not (tmp_path / CACHE).exists()
+
+
+@pytest.mark.parametrize("expression", ["min\tavx2", "min\navx2\r\n", "avx2 " * 2000])
+def test_a14_an_expression_the_grammar_takes_is_one_the_cache_holds(tmp_path: Path, expression: str) -> None:
+    detect(REQ._replace(dispatch=expression), build_dir=tmp_path, runner=FakeCompiler())
+    assert cache.load(tmp_path / CACHE) is not None
+    second = detect(REQ._replace(dispatch=expression), build_dir=tmp_path, runner=FakeCompiler())
+    assert second.cache_hit
+
+
+def test_a15_a_temporary_file_a_killed_write_left_is_removed_by_the_next_run_and_flush(tmp_path: Path) -> None:
+    """A kill at rename() left a .tmp that no later run or flush removed."""
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    detect(REQ, build_dir=tmp_path, runner=FakeCompiler())
+    old = time.time() - 3600
+    left = tmp_path / f".{CACHE}.{dead.pid}.0.tmp"
+    left.write_text('{"generator": "' + fsio.MARK + '", "sch')
+    theirs = tmp_path / f".notes.txt.{dead.pid}.0.tmp"  # our name pattern, not our content
+    theirs.write_text("a user's file\n")
+    live = tmp_path / f".{CACHE}.{os.getppid()}.0.tmp"  # a writer that is still running
+    live.write_text(fsio.MARK)
+    for p in (left, theirs, live):
+        os.utime(p, (old, old))
+    assert detect(REQ, build_dir=tmp_path, runner=FakeCompiler()).cache_hit
+    assert not left.exists() and theirs.exists() and live.exists()
+    left.write_text("")
+    os.utime(left, (old, old))
+    flush(tmp_path)
+    assert not left.exists() and theirs.exists()

@@ -482,3 +482,57 @@ def test_configure_writes_what_it_prints_as_keyval_files(tmp_path: Path) -> None
     assert set(load("targets")) == {*printed["dispatch_names"].split(), "BASELINE"}
     with pytest.raises(InputError, match="contains a '#'"):
         _keyval_text([("AVX2", "-DX=a#b")], "target argument")
+
+
+@pytest.mark.parametrize(("option", "value"), [("--compiler-version", "12\ttarget:EVIL\t-fplugin=/tmp/evil.so"),
+                                               ("--compiler-version", "12\ntarget:EVIL\t-fplugin=/tmp/evil.so"),
+                                               ("--compiler-id", "gcc\ntarget:EVIL")])
+def test_a22_a_line_break_in_the_compiler_identity_adds_no_configure_line(tmp_path: Path, option: str,
+                                                                        value: str) -> None:
+    """A line break in --compiler-version/--compiler-id added lines to the configure protocol
+    (target:EVIL<TAB>-fplugin=...): refused in one line, nothing printed for meson.build."""
+    args = configure_args(tmp_path, fakecc("instant"))
+    if option == "--compiler-id":
+        args[args.index("--compiler-id") + 1] = value
+    else:
+        args += [option, value]
+    r = cli(*args)
+    one_error(r, option)
+    assert r.stdout == "" and "EVIL" not in r.stdout
+
+
+def test_targets_refuse_a_features_file_changed_since_configure(tmp_path: Path) -> None:
+    from ccopt_meson import project
+
+    features = tmp_path / "f.json"
+    features.write_text((ROOT / "tests" / "projects" / "numpy22" / "ccopt.json").read_text())
+    build = tmp_path / "b"
+    detect_doc(Request(command=("fakecc",), project=project.load(features)), build_dir=build, runner=FakeCompiler())
+    src = good_source(tmp_path)
+    assert targets(build / CACHE, src, out=tmp_path).returncode == 0  # the file the cache records, unchanged
+    features.write_text(features.read_text() + " ")
+    one_error(targets(build / CACHE, src, out=tmp_path), "changed since this build was configured")
+
+
+@pytest.mark.parametrize("prefix", ["../../x", "a/b", ".hidden", "", "a b"])
+def test_a2_the_library_prefix_is_a_plain_name(tmp_path: Path, feature_file: Path, prefix: str) -> None:
+    """--prefix ../../x wrote the call record outside the output dir."""
+    src = good_source(tmp_path)
+    out = tmp_path / "out" / "deep"
+    out.mkdir(parents=True)
+    r = cli("targets", str(src), "--feature-file", str(feature_file), "--output-dir", str(out), "--prefix", prefix,
+            cwd=out, env={"MESON_BUILD_ROOT": str(out)})
+    one_error(r, "--prefix: ", "must be a plain name")
+    assert sorted(p.name for p in tmp_path.rglob("*") if "ccopt-targets" in p.name) == []
+
+
+def test_files_then_a_target_list_is_that_files_list(tmp_path: Path, feature_file: Path) -> None:
+    """A port of someone else's tree names its sources with files() (absolute paths to the helper); the
+    argument ': TARGETS' right after one is its list, so no source has to become a string or carry @targets."""
+    src = tmp_path / "x86"
+    src.mkdir()
+    (src / "pitch_sse.c").write_text("int pitch_sse(void) { return 1; }\n")  # no @targets statement
+    r = targets(feature_file, src / "pitch_sse.c", ": $noheader sse41", out=tmp_path)
+    assert r.returncode == 0, r.stderr
+    (line,) = r.stdout.splitlines()
+    assert line.split("\t")[2] == "x86/pitch_sse.c" and line.split("\t")[3] == "SSE41"

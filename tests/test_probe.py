@@ -17,11 +17,12 @@ from typing import Any, Callable, Sequence
 
 import pytest
 
-from ccopt_meson import Request, tables
+from ccopt_meson import Request, fsio, tables
 from ccopt_meson.errors import CompilerError
 from ccopt_meson.probe import (
     MAX_TIMEOUT,
     OUTPUT_CAP,
+    SCRATCH_MARK,
     STALE_AFTER,
     ProcResult,
     Scratch,
@@ -571,13 +572,14 @@ def test_scratch_left_by_a_killed_helper_is_swept(tmp_path: Path, monkeypatch: p
     dead = subprocess.Popen(["true"])
     dead.wait()
     old = time.time() - STALE_AFTER - 60
-    stale = tmp_path / f"ccopt-{dead.pid}-abc123"
-    young = tmp_path / f"ccopt-{dead.pid}-young"
-    running = tmp_path / f"ccopt-{os.getpid()}-mine"
+    stale = tmp_path / f"ccopt-{dead.pid}-abc123xy"
+    young = tmp_path / f"ccopt-{dead.pid}-young123"
+    running = tmp_path / f"ccopt-{os.getpid()}-mine1234"
     other = tmp_path / "ccopt-notapid"
     for d in (stale, young, running, other):
         (d / "sub").mkdir(parents=True)
         (d / "sub" / "p1.c").write_text("int x;\n")
+        (d / SCRATCH_MARK).write_text(fsio.MARK)
     for d in (stale, running, other):
         os.utime(d, (old, old))
     with Scratch(runner=lambda argv, timeout: ProcResult(0, "")) as scratch:
@@ -585,3 +587,35 @@ def test_scratch_left_by_a_killed_helper_is_swept(tmp_path: Path, monkeypatch: p
         left = sorted(p.name for p in tmp_path.iterdir())
     assert not stale.exists()
     assert left == sorted([young.name, running.name, other.name, scratch.dir.name])
+
+
+@pytest.mark.parametrize("name", ["ccopt-2024-release-notes", "ccopt-{pid}-abcdefgh", "ccopt-{pid}-notes"])
+def test_a16_a_directory_without_ccopts_mark_is_never_swept(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                           name: str) -> None:
+    """Every probing run deleted any $TMPDIR/ccopt-<digits>-* directory two days old whose 'pid' was not
+    running, e.g. a user's ccopt-2024-release-notes/: only mkdtemp's names holding our mark are ours."""
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    mine = tmp_path / name.format(pid=dead.pid)
+    (mine / "notes.txt").parent.mkdir()
+    (mine / "notes.txt").write_text("a user's file\n")
+    old = time.time() - STALE_AFTER - 60
+    os.utime(mine, (old, old))
+    with Scratch(runner=lambda argv, timeout: ProcResult(0, "")):
+        pass
+    assert (mine / "notes.txt").read_text() == "a user's file\n"
+
+
+@pytest.mark.parametrize("args", [("-MD", "-MF", "deps.d"), ("-MMD", "-MFdeps.d"), ("-Wp,-MD,deps.d",),
+                                  ("-save-temps=cwd",), ("--save-temps",), ("-aux-info", "deps.d")])
+def test_a19_probes_never_write_the_users_output_files(tmp_path: Path, args: tuple[str, ...]) -> None:
+    """Probes kept the user's output-naming options: -MD -MF deps.d overwrote the user's deps.d, -save-temps=cwd
+    left .i/.s files in the directory the helper ran in."""
+    gcc = x86_gcc()
+    (tmp_path / "deps.d").write_text("the user's\n")
+    r = cli("detect", "--cc", gcc, "--json", *(f"--arg={a}" for a in args), cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["deps.d"]
+    assert (tmp_path / "deps.d").read_text() == "the user's\n"
+    assert json.loads(r.stdout)["features"]["SSE2"]["supported"] is True

@@ -63,6 +63,14 @@ CROSS = [
 ]
 
 
+def test_armhf_gcc_12_builds_asimd() -> None:
+    """gcc 12's AArch32 arm_neon.h lacks vcvtnq_s32_f32; the ASIMD probe tests ARMv8's directed rounding
+    with what that header has, so armhf builds get their ASIMD level."""
+    doc = detect_doc(Request(command=(need("arm-linux-gnueabihf-gcc"),)))
+    assert doc["arch"] == "armhf" and doc["features"]["ASIMD"]["supported"], doc["features"]["ASIMD"]["reason"]
+    assert "ASIMD" in doc["dispatch"]["names"]
+
+
 @pytest.mark.parametrize("cc,arch,baseline,dispatch", CROSS, ids=[c[1] for c in CROSS])
 def test_cross_compilers_report_their_target(cc: str, arch: str, baseline: list[str], dispatch: set[str]) -> None:
     doc = detect_doc(Request(command=(need(cc),)))

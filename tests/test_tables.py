@@ -241,3 +241,17 @@ def test_implication_is_what_the_flags_enable(cc: str) -> None:
     assert not wrong, wrong
     for a, b in NOT_IMPLIED:  # each exception is still needed
         assert enabled[a] is None or instructions[b] <= enabled[a] and b not in t.closure([a]), (a, b)
+
+
+def test_msvc_on_arm64_has_neon_to_asimd_without_a_flag() -> None:
+    """MSVC documents /arch:armv8.0 as its ARM64 default (Advanced SIMD is part of Armv8.0-A) and _M_ARM64 as
+    its ARM64 macro; it needs no flag for NEON..ASIMD, which every ARM row used to disable ("no MSVC flag
+    spellings"). The rows above, whose /arch:armv8.x+feature spellings the table does not know, say so."""
+    t = tables.table_for("aarch64", "msvc")
+    base = ["NEON", "NEON_FP16", "NEON_VFPV4", "ASIMD"]
+    for name in base:
+        f = t.get(name)
+        assert f.disabled is None and f.flags == () and f.macros == ("_M_ARM64",), name
+    others = [f for n, f in t.features.items() if n not in base]
+    assert others and all(f.disabled == f"no msvc-style flags are known for {f.name}" for f in others)
+    assert all(f.disabled for f in tables.table_for("armhf", "msvc").features.values())

@@ -114,7 +114,8 @@ def test_site_builds_strictly(tmp_path: Path) -> None:
     r = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(tmp_path / "site")],
                        cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr[-4000:]
-    assert (tmp_path / "site" / "tutorial" / "use-from-meson" / "index.html").is_file()
+    page = (tmp_path / "site" / "tutorial" / "use-from-meson.html").read_text()
+    assert 'href="write-a-kernel.html"' in page  # links work from disk (file://), as the README opens it
 
 
 def test_links_of_the_top_level_documents_resolve() -> None:
@@ -135,6 +136,16 @@ def test_every_documented_subproject_variable_is_set_by_the_glue() -> None:
     names = {n for row in re.findall(r"^\| (`\w+`(?: / `\w+`)*) \|", table, re.M) for n in re.findall(r"`(\w+)`", row)}
     glue = (ROOT / "meson.build").read_text()
     assert len(names) > 10 and sorted(n for n in names if not re.search(rf"^{n} [+]?= ", glue, re.M)) == []
+
+
+def test_features_file_reference_lists_every_key_of_the_schema() -> None:
+    schema = json.loads((ROOT / "ccopt_meson" / "data" / "schema.json").read_text())["definitions"]
+    page = (ROOT / "docs" / "reference" / "features-file.md").read_text()
+    top, row = page.split("## A feature row", 1)
+    assert set(re.findall(r"^\| `(\w+)` \|", top, re.M)) == set(schema["project"]["properties"])
+    documented = set(re.findall(r"^\| `(\w+)` \|", row, re.M))
+    documented |= set(re.findall(r"`(\w+)`", row.split("Other optional")[1]))
+    assert set(schema["feature"]["properties"]) <= documented
 
 
 def test_options_reference_lists_every_option() -> None:

@@ -462,6 +462,28 @@ def test_a12_two_sources_of_one_macro_id_are_named(tmp_path: Path, feature_file:
               f"dispatch sources '{names[0]}' and '{names[1]}' have the same macro id a_b_dispatch")
 
 
+def test_configure_writes_what_it_prints_as_keyval_files(tmp_path: Path) -> None:
+    """The subproject reads the targets' args and the feature states with keyval.load(): the same values as
+    the printed lines, and a '#' (a keyval comment) is refused rather than cut."""
+    from ccopt_meson.meson_glue import KEYVAL_FILES, _keyval_text
+
+    need("gcc")
+    r = cli("configure", "--cc", "gcc", "--output-dir", str(tmp_path), "--baseline", "min", "--dispatch", "avx2 sse41")
+    assert r.returncode == 0, r.stderr
+    printed = dict(line.split("\t", 1) for line in r.stdout.splitlines())
+
+    def load(kind: str) -> dict[str, str]:  # keyval.load's parse
+        text = (tmp_path / KEYVAL_FILES[kind].format(lang="c")).read_text()
+        lines = [line.split("#", 1)[0].strip() for line in text.splitlines()]
+        return dict(line.split("=", 1) for line in lines if "=" in line)
+
+    assert load("targets") == {k.removeprefix("target:"): v for k, v in printed.items() if k.startswith("target:")}
+    assert load("states") == dict(item.split(":") for item in printed["feature_states"].split())
+    assert set(load("targets")) == {*printed["dispatch_names"].split(), "BASELINE"}
+    with pytest.raises(InputError, match="contains a '#'"):
+        _keyval_text([("AVX2", "-DX=a#b")], "target argument")
+
+
 @pytest.mark.parametrize(("option", "value"), [("--compiler-version", "12\ttarget:EVIL\t-fplugin=/tmp/evil.so"),
                                                ("--compiler-version", "12\ntarget:EVIL\t-fplugin=/tmp/evil.so"),
                                                ("--compiler-id", "gcc\ntarget:EVIL")])

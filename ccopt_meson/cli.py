@@ -376,6 +376,13 @@ COMMANDS: dict[str, Command] = {
 }
 
 
+def _columns(text: str) -> int:
+    """The help width: ``COLUMNS`` when it is a sensible number, else 100 (an empty or non-numeric
+    ``COLUMNS`` crashed every command, ``meson setup`` included)."""
+    text = text.strip()
+    return int(text) if text.isdigit() and 20 <= int(text) <= 1000 else 100
+
+
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """The parser; with ``only``, just that subcommand (building all of them costs ~10 ms)."""
     import argparse
@@ -383,7 +390,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     class _Formatter(argparse.HelpFormatter):
         def __init__(self, prog: str) -> None:
             # a fixed width: the default asks shutil for the terminal size, an import on every run
-            super().__init__(prog, width=int(os.environ.get("COLUMNS", "100")))
+            super().__init__(prog, width=_columns(os.environ.get("COLUMNS", "")))
 
     class _Parser(argparse.ArgumentParser):
         def __init__(self, *args: Any, **kwargs: Any) -> None:

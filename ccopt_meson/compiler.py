@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Compiler",
+    "driver_programs",
     "parse_macro_dump",
     "identify_id",
     "id_from_program",
@@ -206,6 +207,16 @@ def _script_digest(path: str) -> str | None:
             return sha256(fh.read(WRAPPER_BYTES)).hexdigest()
     except OSError:
         return None
+
+
+def driver_programs() -> list[list[object]]:
+    """Where ``PATH`` finds the programs a driver runs (``compilers.json`` ``driver_programs``: the assembler,
+    the linker) and their ``binary_identity``: another ``as`` first on ``PATH`` changes what compiles."""
+    out: list[list[object]] = []
+    for name in compilers_data()["driver_programs"]:
+        found = find_program(name)
+        out += binary_identity([found]) if found else [[name, None]]
+    return out
 
 
 def compiler_environment() -> list[tuple[str, str | None]]:

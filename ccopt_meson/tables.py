@@ -227,6 +227,10 @@ def validate_family(family: str) -> None:
     """Check one table against ``data/schema.json`` (the tests do it for every table)."""
     schema = read_json(os.path.join(_DATA, "schema.json"))
     validate_schema(raw_family(family), schema, schema["definitions"], f"{family}.json")
+    names = [f["name"] for f in raw_family(family)["features"]]
+    twice = next((n for n in names if names.count(n) > 1), None)
+    if twice:
+        raise TableError(f"{family}.json: {twice} is defined twice")
 
 
 def _checked(fn: F) -> F:

@@ -200,8 +200,9 @@ def cmd_explain(ns: argparse.Namespace) -> int:
     from .resolve import explain_names
 
     req = request_from(ns)
-    names = explain_names(ns.names, req.project)
-    det = _configured_build(ns.build_dir, req.project) or pipeline.detect(
+    configured = _configured_build(ns.build_dir, req.project)  # with the features file its cache records
+    names = explain_names(ns.names, configured.request.project if configured else req.project)
+    det = configured or pipeline.detect(
         req._replace(explain=tuple(names)), build_dir=ns.build_dir, flush_first=ns.flush)
     answers = [explain_feature(det, n) for n in names]
     if ns.json:

@@ -377,3 +377,20 @@ def test_a4_the_bounded_reader_refuses_such_a_path_in_one_line() -> None:
     for bad in ("a\0b", "\ud800"):
         with pytest.raises(InputError, match="the path holds a NUL or is not valid Unicode"):
             fsio.read_bounded(bad, 10, "probe")
+
+
+def test_explain_of_a_configured_build_knows_the_features_file_its_cache_records(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The request stored whole: explain --build-dir of a Meson build made with a features file takes its
+    names without being told the file again."""
+    from ccopt_meson import pipeline
+
+    from .conftest import FakeCompiler
+
+    build = tmp_path / "build"
+    (build / "meson-private").mkdir(parents=True)
+    (build / "meson-private" / "coredata.dat").write_bytes(b"")
+    pipeline.detect(Request(command=("fakecc",), project=project.load(FIXTURE)), build_dir=build,
+                    runner=FakeCompiler())
+    assert main(["explain", "ADX", "--build-dir", str(build), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)[0]["name"] == "ADX"

@@ -203,8 +203,8 @@ def _script_digest(path: str) -> str | None:
             return None
         from .digest import sha256
 
-        with open(path, "rb") as fh:
-            return sha256(fh.read(WRAPPER_BYTES)).hexdigest()
+        text = fsio.read_head(path, WRAPPER_BYTES)  # the bounded, regular-file-only read of every input
+        return None if text is None else sha256(text).hexdigest()
     except OSError:
         return None
 

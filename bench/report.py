@@ -328,7 +328,9 @@ def scale_lines(doc: dict[str, Any]) -> list[str]:
     others = [v for v in SCALE_OTHERS if v in variants]
     lines = ["", "### Meson at numpy scale", "",
              "N dispatch sources whose target lists cycle through numpy 2.2.6's 22 `multi_targets` lists; "
-             "baseline `min`, dispatch `max -xop -fma4`.  Median (min–max) of paired, interleaved rounds; "
+             "N=2 is a small library instead (a dot product with `baseline avx2 sse41 asimd`, a popcount with "
+             "`baseline sse42 asimd`); baseline `min`, dispatch `max -xop -fma4`.  Median (min–max) of paired, "
+             "interleaved rounds; "
              "a/x is ccopt-meson's time over x's (below 1: ccopt-meson is faster), then its min–max over rounds.",
              "", "| N | Phase | " + " | ".join(labels[v] for v in variants) + " | "
              + " | ".join(f"a/{LETTERS[v]}" for v in others) + " |",

@@ -115,12 +115,12 @@ def _cpu_identity() -> str:
 
 def keys(req: Request, baseline: str, dispatch: str, native: bool) -> tuple[str, str]:
     """(key, probe key) of a request whose expressions normalise to ``baseline``/``dispatch``."""
-    from .compiler import binary_identity, compiler_environment
+    from .compiler import binary_identity, compiler_environment, driver_programs
     from .digest import data_digest
     from .version import __version__
 
     compiler = ("v3", __version__, data_digest(req.project), req.command, binary_identity(req.command),
-                tuple(map(tuple, compiler_environment())), req.args,
+                driver_programs(), tuple(map(tuple, compiler_environment())), req.args,
                 req.lang, req.compiler_id, req.compiler_version, req.cpu_family)
     request = (compiler, req.cross, baseline, dispatch, req.disable_optimization, req.debug_build, tuple(req.macros),
                tuple(sorted(n.upper() for n in req.explain)),

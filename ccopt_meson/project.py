@@ -236,7 +236,7 @@ def _overrides(shown: str, fam: str, entries: list[Any],
             if dep not in known:
                 raise _error(shown, f"override.{fam}: {name} names '{dep}', not a feature of {fam}"
                              f"{did_you_mean(dep, known)}")
-        for dep in raw.get("implies", ()):
+        for dep in [*raw.get("implies", ()), *per_compiler]:  # a per-compiler implies is an implies too
             if interest[dep] >= interest[name]:
                 raise _error(shown, f"override.{fam}: {name} implies {dep}: its interest must be above "
                              f"{dep}'s ({interest[dep]})")
@@ -282,6 +282,10 @@ def _own_probe(shown: str, base: str, name: str, probe: str, h: Any) -> str:
 
 
 def _check_graph(shown: str, fam: str, records: tuple[Mapping[str, Any], ...]) -> None:
+    own = [r["name"] for r in records]
+    twice = next((n for n in own if own.count(n) > 1), None)
+    if twice:  # the last one used to win, silently
+        raise _error(shown, f"features.{fam}: {twice} is defined twice; merge the two entries")
     interest = {f["name"]: f["interest"] for f in [*raw_family(fam)["features"], *records]}
     names = set(interest)
     for r in records:

@@ -124,6 +124,8 @@ def _check_bounds(value: Any, schema: Mapping[str, Any], kind: str | None, where
         raise TableError(f"{_at(where)}{json.dumps(value)[:40]} is not one of {schema['enum']}")
     if "minimum" in schema and value < schema["minimum"]:
         raise TableError(f"{_at(where)}{value} is below {schema['minimum']}")
+    if "maximum" in schema and value > schema["maximum"]:
+        raise TableError(f"{_at(where)}{value} is above {schema['maximum']}")
     if kind == "string" and "pattern" in schema and not re.search(_anchored(schema["pattern"]), value):
         rule = f"is not {schema['title']}" if "title" in schema else f"does not match {schema['pattern']}"
         raise TableError(f"{_at(where)}{value[:40]!r} {rule}")

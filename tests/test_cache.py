@@ -972,3 +972,18 @@ def test_a15_a_temporary_file_a_killed_write_left_is_removed_by_the_next_run_and
     os.utime(left, (old, old))
     flush(tmp_path)
     assert not left.exists() and theirs.exists()
+
+
+def test_a11_another_assembler_first_on_path_probes_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The 'as' gcc finds on PATH was not in the key: a stale hit kept 0 AVX512F targets after the PATH
+    was fixed (or the other way round)."""
+    build = tmp_path / "build"
+    detect(REQ, build_dir=build, runner=FakeCompiler())
+    assert detect(REQ, build_dir=build, runner=FakeCompiler()).cache_hit
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "as").write_text("#!/bin/sh\nexec /usr/bin/as \"$@\"\n")
+    (bin_dir / "as").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    assert not detect(REQ, build_dir=build, runner=FakeCompiler()).cache_hit
+    assert detect(REQ, build_dir=build, runner=FakeCompiler()).cache_hit

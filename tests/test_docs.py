@@ -47,7 +47,7 @@ SNIPPETS: dict[str, tuple[str, str]] = {
     "meson-python/fastdot.c": ("d284c4f4aa01", WHEEL),
     "meson-python/build": ("95f12ba31e16", WHEEL),
     "meson-python/dist": ("6c689f8aa451", WHEEL),
-    "parent-options": ("a4fc8b516d4a", HERE + "test_parent_options_snippet_is_the_fixture_s_code"),
+    "parent-options": ("f8ace8f5d739", HERE + "test_parent_options_snippet_is_the_fixture_s_code"),
     "project-features/file": ("9d3f3cee7857", HERE + "test_project_features_snippets_load"),
     "project-features/override": ("8bb237aecece", HERE + "test_project_features_snippets_load"),
     "project-features/feature-set": ("171b02281eaf", "tests/test_feature_set.py::test_the_docs_snippet_loads"),
@@ -114,7 +114,8 @@ def test_site_builds_strictly(tmp_path: Path) -> None:
     r = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(tmp_path / "site")],
                        cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr[-4000:]
-    assert (tmp_path / "site" / "tutorial" / "use-from-meson" / "index.html").is_file()
+    page = (tmp_path / "site" / "tutorial" / "use-from-meson.html").read_text()
+    assert 'href="write-a-kernel.html"' in page  # links work from disk (file://), as the README opens it
 
 
 def test_links_of_the_top_level_documents_resolve() -> None:
@@ -135,6 +136,16 @@ def test_every_documented_subproject_variable_is_set_by_the_glue() -> None:
     names = {n for row in re.findall(r"^\| (`\w+`(?: / `\w+`)*) \|", table, re.M) for n in re.findall(r"`(\w+)`", row)}
     glue = (ROOT / "meson.build").read_text()
     assert len(names) > 10 and sorted(n for n in names if not re.search(rf"^{n} [+]?= ", glue, re.M)) == []
+
+
+def test_features_file_reference_lists_every_key_of_the_schema() -> None:
+    schema = json.loads((ROOT / "ccopt_meson" / "data" / "schema.json").read_text())["definitions"]
+    page = (ROOT / "docs" / "reference" / "features-file.md").read_text()
+    top, row = page.split("## A feature row", 1)
+    assert set(re.findall(r"^\| `(\w+)` \|", top, re.M)) == set(schema["project"]["properties"])
+    documented = set(re.findall(r"^\| `(\w+)` \|", row, re.M))
+    documented |= set(re.findall(r"`(\w+)`", row.split("Other optional")[1]))
+    assert set(schema["feature"]["properties"]) <= documented
 
 
 def test_options_reference_lists_every_option() -> None:

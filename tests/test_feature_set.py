@@ -225,3 +225,40 @@ def test_a_row_may_replace_lower_flags(tmp_path: Path) -> None:
     t = tables.table_for("x86_64", "gcc", project.load(tmp_path / "f.json"))
     assert t.flags_for(["LEVEL3"])[:3] == ["-mssse3", "-mpopcnt", "-mcx16"]  # -msse, -msse2, ... -msse4.2 dropped
     assert t.flags_for(["LEVEL2"])[0] == "-msse"
+
+
+@pytest.mark.parametrize("version", ["2.5.5", "2.2.6"])
+def test_numpys_feature_sets(version: str) -> None:
+    """examples/numpy's data: numpy's names only, its rules (the slow test compares them with numpy's fork)."""
+    proj = project.load(ROOT / "examples" / "numpy" / version / "ccopt-numpy.json")
+    assert proj is not None and proj.owns
+    x86 = tables.table_for("x86_64", "gcc", proj)
+    if version == "2.5.5":
+        assert list(x86.features) == ["X86_V2", "X86_V3", "X86_V4", "AVX512_ICL", "AVX512_SPR"]
+        assert x86.detect_of(["X86_V3"]) == ["X86_V2", "X86_V3"] and proj.retired["AVX512F"] == "X86_V3"
+        i686 = tables.table_for("x86", "gcc", proj)
+        assert "-mfpmath=sse" in i686.flags_for(["X86_V2"]) and i686.get("X86_V4").disabled
+        assert tables.table_for("x86_64", "clang", proj).get("AVX512_SPR").disabled
+        assert tables.table_for("ppc64le", "gcc", proj).flags_for(["VSX3"])[-1] == "-mcpu=power9"
+    else:
+        assert len(x86.features) == 22 and x86.machine.min == ("SSE3",) and proj.minus == "feature"
+        assert x86.detect_of(["AVX2"]) == ["POPCNT", "AVX", "F16C", "FMA3", "AVX2"]
+        assert "ASIMDDP" not in tables.table_for("aarch64", "gcc", proj).features
+    arm = tables.table_for("aarch64", "gcc", proj)
+    assert arm.closure(arm.machine.min) == {"NEON", "NEON_FP16", "NEON_VFPV4", "ASIMD"}
+    assert arm.detect_of(["ASIMDHP"]) == ["ASIMD", "ASIMDHP"]
+
+
+@x86_only
+def test_a_covered_target_keeps_its_own_flags(tmp_path: Path, gcc: str) -> None:
+    """numpy's fork builds a kept covered target with its own flags, after the baseline's (its -mcpu= wins)."""
+    doc = json.loads(FIXTURE.read_text())
+    doc["feature_set"]["x86"]["features"][1]["flags"]["gnu"] = ["-march=haswell"]
+    doc["feature_set"]["x86"]["features"][2]["flags"]["gnu"] = ["-march=skylake-avx512"]
+    (tmp_path / "f.json").write_text(json.dumps(doc))
+    proj = project.load(tmp_path / "f.json")
+    det = detect(Request(command=(gcc,), baseline="level4", project=proj))
+    assert det.baseline == ("LEVEL2", "LEVEL3", "LEVEL4")
+    covered = select(parse_targets("LEVEL3", "k", proj), det)[0]
+    assert "-march=haswell" in covered.args and "-march=skylake-avx512" not in covered.args
+    assert "-march=skylake-avx512" in det.baseline_args()

@@ -628,6 +628,39 @@ def test_a_parents_own_options_take_effect_after_the_first_configure(tmp_path: P
     assert "parent library: ccopt_AVX2" not in log.rsplit("parent baseline:", 1)[1]  # AVX2 is the baseline now
 
 
+@pytest.mark.skipif(os.uname().machine != "x86_64", reason="the names are x86 ones")
+def test_a10_a_parents_baseline_reaches_every_object_and_the_runtime(tmp_path: Path) -> None:
+    """Following 'A parent's own options' with cpu-baseline=avx2, the BASELINE library got only SSE..SSE3 flags,
+    the AVX512F version lacked -DCCOPT_HAVE_AVX2, the run-time kept the subproject's baseline and a baseline of
+    none was impossible: the parent now builds its dependency and the run-time with its own baseline."""
+    import json
+
+    b = Build(tmp_path, project(tmp_path, "parent_options"))
+    b.meson_cmd("setup", str(b.dir), "-Dcpu-baseline=avx2")
+    b.ninja()
+    commands = json.loads((b.dir / "compile_commands.json").read_text())
+    ours = [c["command"] for c in commands if not c["output"].startswith("subprojects")]
+    assert len(ours) >= 4  # the run-time, the two versions, main
+    for command in ours:
+        assert "-mavx2" in command and "-DCCOPT_HAVE_AVX2=1" in command, command
+    avx512 = next(c for c in ours if "CCOPT_TARGET=AVX512F" in c)
+    assert "-mavx512f" in avx512
+    flags = set(Path("/proc/cpuinfo").read_text().split())
+    if "avx2" in flags:
+        run = subprocess.run([str(b.dir / "main")], capture_output=True, text=True,
+                             env={**os.environ, "CCOPT_DISABLE_CPU_FEATURES": "AVX2"})
+        assert run.returncode == 0 and "AVX2" in run.stdout.split("'")[1], run.stdout + run.stderr
+        assert "AVX2 is in the baseline this build requires and cannot be disabled" in run.stderr  # the run-time's
+    b.meson_cmd("configure", str(b.dir), "-Dcpu-baseline=none")
+    b.ninja()
+    commands = json.loads((b.dir / "compile_commands.json").read_text())
+    plain = [c["command"] for c in commands if not c["output"].startswith("subprojects")
+             and ("-DCCOPT_TARGET=" not in c["command"] or "-DCCOPT_TARGET=BASELINE" in c["command"])]
+    assert len(plain) >= 3  # the run-time, the baseline version, main
+    for command in plain:
+        assert "-msse" not in command and "CCOPT_HAVE_" not in command, command
+
+
 def test_a20_a_features_file_that_is_a_fifo_is_one_error_line_not_a_hang(tmp_path: Path) -> None:
     """Meson's own fs.read of the features file ran before the helper's bounded read: a FIFO hung
     'meson setup'. The helper reads it first and refuses it in one line."""

@@ -462,6 +462,28 @@ def test_a12_two_sources_of_one_macro_id_are_named(tmp_path: Path, feature_file:
               f"dispatch sources '{names[0]}' and '{names[1]}' have the same macro id a_b_dispatch")
 
 
+def test_configure_writes_what_it_prints_as_keyval_files(tmp_path: Path) -> None:
+    """The subproject reads the targets' args and the feature states with keyval.load(): the same values as
+    the printed lines, and a '#' (a keyval comment) is refused rather than cut."""
+    from ccopt_meson.meson_glue import KEYVAL_FILES, _keyval_text
+
+    need("gcc")
+    r = cli("configure", "--cc", "gcc", "--output-dir", str(tmp_path), "--baseline", "min", "--dispatch", "avx2 sse41")
+    assert r.returncode == 0, r.stderr
+    printed = dict(line.split("\t", 1) for line in r.stdout.splitlines())
+
+    def load(kind: str) -> dict[str, str]:  # keyval.load's parse
+        text = (tmp_path / KEYVAL_FILES[kind].format(lang="c")).read_text()
+        lines = [line.split("#", 1)[0].strip() for line in text.splitlines()]
+        return dict(line.split("=", 1) for line in lines if "=" in line)
+
+    assert load("targets") == {k.removeprefix("target:"): v for k, v in printed.items() if k.startswith("target:")}
+    assert load("states") == dict(item.split(":") for item in printed["feature_states"].split())
+    assert set(load("targets")) == {*printed["dispatch_names"].split(), "BASELINE"}
+    with pytest.raises(InputError, match="contains a '#'"):
+        _keyval_text([("AVX2", "-DX=a#b")], "target argument")
+
+
 @pytest.mark.parametrize(("option", "value"), [("--compiler-version", "12\ttarget:EVIL\t-fplugin=/tmp/evil.so"),
                                                ("--compiler-version", "12\ntarget:EVIL\t-fplugin=/tmp/evil.so"),
                                                ("--compiler-id", "gcc\ntarget:EVIL")])
@@ -514,3 +536,31 @@ def test_files_then_a_target_list_is_that_files_list(tmp_path: Path, feature_fil
     assert r.returncode == 0, r.stderr
     (line,) = r.stdout.splitlines()
     assert line.split("\t")[2] == "x86/pitch_sse.c" and line.split("\t")[3] == "SSE41"
+
+
+@pytest.mark.parametrize(("argv", "expected"), [
+    (["/usr/bin/python3", "/usr/bin/meson", "setup", "build"], True),
+    (["python3", "-m", "mesonbuild.mesonmain", "setup", "--reconfigure", "b"], True),
+    (["/usr/bin/meson", "--internal", "regenerate", "/src", "/build"], True),
+    (["/usr/bin/ninja", "-C", "build", "my-run-target"], False),
+    (["/usr/bin/meson", "--internal", "commandrunner", "/src", "/build", "", "setup"], False),
+    (["/usr/bin/meson", "install", "-C", "build"], False),
+    (None, False),
+])
+def test_a24_only_a_configure_run_is_checked_for_a_second_call(argv: list[str] | None, expected: bool) -> None:
+    from ccopt_meson.meson_glue import configuring
+
+    assert configuring(argv) is expected
+
+
+def test_a24_two_calls_of_a_run_target_are_no_second_targets_call(tmp_path: Path, feature_file: Path) -> None:
+    """The second-call check fired for run_target and install scripts (they set MESON_BUILD_ROOT too)."""
+    out = tmp_path / "out"
+    out.mkdir()
+    a, b = tmp_path / "a.dispatch.c", tmp_path / "b.dispatch.c"
+    for src in (a, b):
+        src.write_text("/*@targets baseline avx2 */\nint x;\n")
+    for src in (a, b):  # both from this test process, as a run_target's two commands from one ninja
+        r = cli("targets", str(src), "--feature-file", str(feature_file), "--output-dir", str(out), cwd=out,
+                env={"MESON_BUILD_ROOT": str(out)})
+        assert r.returncode == 0, r.stderr

@@ -135,7 +135,7 @@ def test_a_header_is_a_plain_file_name(tmp_path: Path, header: str) -> None:
 
 
 def test_a_name_with_a_trailing_line_break_is_refused(tmp_path: Path) -> None:
-    with pytest.raises(InputError, match=r"name: 'ZZ\\n' does not match"):
+    with pytest.raises(InputError, match=r"name: 'ZZ\\n' is not a feature name"):
         project.load(_write(tmp_path, {"features": {"x86": [_feature(name="ZZ\n")]}}))
 
 
@@ -313,3 +313,84 @@ def test_explain_and_report_know_the_projects_features(tmp_path: Path, capsys: p
     assert "ADX" in json.loads(capsys.readouterr().out)["features"]
     assert main(["report", str(tmp_path), "--json"]) == 0  # the features file the cache records
     assert "ADX" in json.loads(capsys.readouterr().out)["features"]
+
+
+# --------------------------------------------------------------------------- findings of the fourth hardening pass
+
+
+def test_a7_an_overrides_per_compiler_implies_is_checked_for_interest(tmp_path: Path) -> None:
+    """Per-compiler implies in an override skipped the interest check: SSE2 implying AVX512F put AVX2..AVX512F
+    into 'min'."""
+    doc = {"override": {"x86": [{"name": "SSE2", "overrides": [{"when": {"style": "gnu"}, "implies": ["AVX512F"]}]}]}}
+    with pytest.raises(InputError, match=r"override.x86: SSE2 implies AVX512F: its interest must be above"):
+        project.load(_write(tmp_path, doc))
+
+
+def test_a6_a_feature_defined_twice_is_refused(tmp_path: Path) -> None:
+    """Duplicate feature names were accepted, the last one winning."""
+    doc = {"features": {"x86": [_feature(), _feature(interest=5001)]}}
+    with pytest.raises(InputError, match="features.x86: ZZ is defined twice; merge the two entries"):
+        project.load(_write(tmp_path, doc))
+
+
+@pytest.mark.parametrize("name", ["FMA3__AVX2", "ZZ_", "A__B"])
+def test_a13_a_feature_name_cannot_spell_a_targets_name(tmp_path: Path, name: str) -> None:
+    """A feature named FMA3__AVX2 merged with the (FMA3 AVX2) target: '__' joins a target's members."""
+    with pytest.raises(InputError, match=r"features.x86\[0\].name: '.*' is not a feature name"):
+        project.load(_write(tmp_path, {"features": {"x86": [_feature(name=name)]}}))
+
+
+@pytest.mark.parametrize(("recipe", "message"), [
+    ({"xcr0": 1 << 40}, r"xcr0: 1099511627776 is above 4294967295"),
+    ({"win_pf": 1 << 40}, r"win_pf: 1099511627776 is above 2147483647"),
+    ({"win_pf": 0}, r"win_pf: 0 is below 1"),
+    ({"hwcap": [64]}, r"hwcap\[0\]: 64 is above 63"),
+    ({"xcomp_perm": 64}, r"xcomp_perm: 64 is above 63"),
+])
+def test_a5_runtime_recipe_values_the_c_table_cannot_hold_are_refused(tmp_path: Path, recipe: dict[str, Any],
+                                                                      message: str) -> None:
+    """Huge xcr0/win_pf values were truncated in the C table with only compiler warnings."""
+    with pytest.raises(InputError, match=message):
+        project.load(_write(tmp_path, {"features": {"x86": [_feature(runtime={"*": recipe})]}}))
+
+
+@pytest.mark.parametrize("entry", [[1, 0, "edx"], ["1", 0, "edx", 26], [1, 0, "exx", 26], [1, 0, "edx", 32],
+                                   [1, 0, "edx", 26, 0], 7])
+def test_a3_a_malformed_cpuid_entry_is_one_line(tmp_path: Path, entry: Any) -> None:
+    """A malformed cpuid entry crashed every setup (a traceback while the run-time table was written)."""
+    with pytest.raises(InputError, match=r"features file '.*f.json': features.x86\[0\].runtime.\*.cpuid\[0\]"):
+        project.load(_write(tmp_path, {"features": {"x86": [_feature(runtime={"*": {"cpuid": [entry]}})]}}))
+
+
+@pytest.mark.parametrize("probe", ["a\u0000b/p.c", "\ud800/p.c", "dir\n/p.c"])
+def test_a4_a_nul_or_lone_surrogate_in_a_probe_path_is_one_line(tmp_path: Path, probe: str) -> None:
+    """A NUL or a lone surrogate in a probe path was a traceback (ValueError, UnicodeEncodeError)."""
+    path = tmp_path / "f.json"
+    path.write_text(json.dumps({"features": {"x86": [_feature(probe=probe)]}}))
+    with pytest.raises(InputError, match=r"probe: '.*' is not a file path \(no control character, valid Unicode\)"):
+        project.load(path)
+
+
+def test_a4_the_bounded_reader_refuses_such_a_path_in_one_line() -> None:
+    from ccopt_meson import fsio
+
+    for bad in ("a\0b", "\ud800"):
+        with pytest.raises(InputError, match="the path holds a NUL or is not valid Unicode"):
+            fsio.read_bounded(bad, 10, "probe")
+
+
+def test_explain_of_a_configured_build_knows_the_features_file_its_cache_records(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The request stored whole: explain --build-dir of a Meson build made with a features file takes its
+    names without being told the file again."""
+    from ccopt_meson import pipeline
+
+    from .conftest import FakeCompiler
+
+    build = tmp_path / "build"
+    (build / "meson-private").mkdir(parents=True)
+    (build / "meson-private" / "coredata.dat").write_bytes(b"")
+    pipeline.detect(Request(command=("fakecc",), project=project.load(FIXTURE)), build_dir=build,
+                    runner=FakeCompiler())
+    assert main(["explain", "ADX", "--build-dir", str(build), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)[0]["name"] == "ADX"

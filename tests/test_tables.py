@@ -182,7 +182,8 @@ def test_table_errors(tmp_path: Path) -> None:
           's390x.json.features[0].interest: expected integer, got "10"')
     fails(lambda r: r["features"][0].update(interest=0), "s390x.json.features[0].interest: 0 is below 1")
     fails(lambda r: r["features"][0].update(name="vx"),
-          "s390x.json.features[0].name: 'vx' does not match ^[A-Z][A-Z0-9_]*$")
+          "s390x.json.features[0].name: 'vx' is not a feature name (upper-case letters and digits, words joined by "
+          "single '_')")
     fails(lambda r: r["features"][0].pop("macros"), "s390x.json.features[0]: missing required key 'macros'")
 NUMPY_LEVELS = json.loads((Path(__file__).parent / "data" / "numpy_levels.json").read_text())
 
@@ -255,3 +256,10 @@ def test_msvc_on_arm64_has_neon_to_asimd_without_a_flag() -> None:
     others = [f for n, f in t.features.items() if n not in base]
     assert others and all(f.disabled == f"no msvc-style flags are known for {f.name}" for f in others)
     assert all(f.disabled for f in tables.table_for("armhf", "msvc").features.values())
+
+
+def test_macros_json_fits_its_schema() -> None:
+    from ccopt_meson.schema import check
+    from ccopt_meson.tables import macros_data
+
+    check(macros_data(), "macros.schema.json", where="macros.json")

@@ -63,13 +63,7 @@ CASES = [configure_numpy.Case(v, "x86_64-gcc", o) for v, opts in OPTIONS_X86.ite
 
 # The cases whose port differs from the fork today, and how. strict: a case that starts to match
 # fails until its line here goes.
-DIFFERS = {
-    "2.5.5-ppc64le-cpu-baseline-vsx3": "highway_qsort's and highway_qsort_16bit's VSX2 objects: the fork's lines "
-                                       "carry -mcpu=power8 (VSX2's flag, though the VSX3 baseline's -mcpu=power9 "
-                                       "is on the line too), the port's do not",
-    "2.2.6-s390x-defaults": "the run-time test of VXE2 in _simd.dispatch.h and loops_trigonometric.dispatch.h: "
-                            "the fork's tests VXE2, the port's VXE VXE2",
-}
+DIFFERS: dict[str, str] = {}  # case id -> how it differs
 
 
 def no_port(version: str) -> str | None:

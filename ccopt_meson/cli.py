@@ -200,8 +200,9 @@ def cmd_explain(ns: argparse.Namespace) -> int:
     from .resolve import explain_names
 
     req = request_from(ns)
-    names = explain_names(ns.names, req.project)
-    det = _configured_build(ns.build_dir, req.project) or pipeline.detect(
+    configured = _configured_build(ns.build_dir, req.project)  # with the features file its cache records
+    names = explain_names(ns.names, configured.request.project if configured else req.project)
+    det = configured or pipeline.detect(
         req._replace(explain=tuple(names)), build_dir=ns.build_dir, flush_first=ns.flush)
     answers = [explain_feature(det, n) for n in names]
     if ns.json:
@@ -376,6 +377,13 @@ COMMANDS: dict[str, Command] = {
 }
 
 
+def _columns(text: str) -> int:
+    """The help width: ``COLUMNS`` when it is a sensible number, else 100 (an empty or non-numeric
+    ``COLUMNS`` crashed every command, ``meson setup`` included)."""
+    text = text.strip()
+    return int(text) if text.isdigit() and 20 <= int(text) <= 1000 else 100
+
+
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """The parser; with ``only``, just that subcommand (building all of them costs ~10 ms)."""
     import argparse
@@ -383,7 +391,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     class _Formatter(argparse.HelpFormatter):
         def __init__(self, prog: str) -> None:
             # a fixed width: the default asks shutil for the terminal size, an import on every run
-            super().__init__(prog, width=int(os.environ.get("COLUMNS", "100")))
+            super().__init__(prog, width=_columns(os.environ.get("COLUMNS", "")))
 
     class _Parser(argparse.ArgumentParser):
         def __init__(self, *args: Any, **kwargs: Any) -> None:

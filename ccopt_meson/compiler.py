@@ -203,19 +203,25 @@ def _script_digest(path: str) -> str | None:
             return None
         from .digest import sha256
 
-        with open(path, "rb") as fh:
-            return sha256(fh.read(WRAPPER_BYTES)).hexdigest()
+        text = fsio.read_head(path, WRAPPER_BYTES)  # the bounded, regular-file-only read of every input
+        return None if text is None else sha256(text).hexdigest()
     except OSError:
         return None
 
 
 def driver_programs() -> list[list[object]]:
     """Where ``PATH`` finds the programs a driver runs (``compilers.json`` ``driver_programs``: the assembler,
-    the linker) and their ``binary_identity``: another ``as`` first on ``PATH`` changes what compiles."""
+    the linker) and their path, size, mtime, ctime and inode: another ``as`` first on ``PATH`` changes what
+    compiles."""
     out: list[list[object]] = []
     for name in compilers_data()["driver_programs"]:
         found = find_program(name)
-        out += binary_identity([found]) if found else [[name, None]]
+        try:  # path and stat only: a binary, whose text is not read (a hit reads nothing it can skip)
+            real = os.path.realpath(found) if found else name
+            st = os.stat(real)
+            out.append([real, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino])
+        except (OSError, ValueError):
+            out.append([name, None])
     return out
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import os
 
+from . import fsio
 from ._record import TYPE_CHECKING
 from .tables import data_file
 
@@ -52,9 +53,8 @@ def data_files() -> list[tuple[str, str]]:
 def package_digest() -> str:
     """sha256 over every table, schema and probe source of the package."""
     h = sha256()
-    for rel, full in data_files():
-        with open(full, "rb") as fh:
-            h.update(rel.encode() + b"\0" + fh.read() + b"\0")
+    for rel, full in data_files():  # read like every input: bounded, regular files only
+        h.update(rel.encode() + b"\0" + fsio.read_bounded(full, 1 << 22, "package data file") + b"\0")
     return h.hexdigest()
 
 

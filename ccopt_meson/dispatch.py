@@ -201,14 +201,16 @@ def target_name(members: Sequence[str]) -> str:
     return "__".join(members)
 
 
-def make_target(det: Detection, members: Sequence[str], extra: Sequence[str] = ()) -> Target:
-    """One (multi-)feature target: its compile args and its run-time checks."""
+def make_target(det: Detection, members: Sequence[str], extra: Sequence[str] = (), covered: bool = False) -> Target:
+    """One (multi-)feature target: its compile args and its run-time checks.  ``covered``: a target the
+    baseline covers, kept by a project's ``keep_covered``: built with its own flags alone, after the
+    baseline's on the line (numpy's fork: a VSX2 version under a VSX3 baseline gets -mcpu=power8 last)."""
     table = det.table
     assert table is not None
     name = target_name(members)
     # The baseline's flags go in too: a target build is the baseline plus more.  On ARM this
     # merges -march=...+ext of both, where the later flag alone would drop the baseline's.
-    flags = table.flags_for([*det.baseline, *members])
+    flags = table.flags_for(members if covered else [*det.baseline, *members])
     args = [*flags, *det.defines(members), *extra, det.define(det.spelling("target", target=name))]
     # The run-time library judges features by the GCC graph; a compiler whose flag for a member
     # also enables more (Intel's FMA3 is -march=core-avx2, MSVC's AVX512F is /arch:AVX512) needs
@@ -235,7 +237,10 @@ def select(st: Statement, det: Detection) -> list[Target]:
     extra = policy_args(det, st.policies)
     out: list[Target] = []
     if det.table is not None:
-        out = [make_target(det, members, extra) for members in _choose(st, det, det.table)]
+        project = det.table.project
+        alone = not st.baseline and "KEEP_BASELINE" not in st.policies and project is not None and project.keep_covered
+        out = [make_target(det, members, extra, alone and all(n in det.baseline for n in members))
+               for members in _choose(st, det, det.table)]
     if st.baseline:
         out.append(baseline_target(det, extra))
     return out

@@ -64,6 +64,9 @@ def read_bounded(path: StrPath, limit: int, what: str) -> bytes:
         raise
     except OSError as exc:
         raise InputError(f"cannot read {what} '{show_path(path)}': {exc.strerror}") from exc
+    except (ValueError, UnicodeError) as exc:  # a NUL, or a lone surrogate no file system name can hold
+        shown = os.fspath(path).encode("unicode_escape").decode("ascii")
+        raise InputError(f"cannot read {what} '{shown[:200]}': the path holds a NUL or is not valid Unicode") from exc
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):

@@ -43,7 +43,7 @@ if TYPE_CHECKING:
     StrPath = Union[str, "os.PathLike[str]"]
 
 __all__ = ["ConfigureOptions", "TargetsOptions", "Kernel", "kernel", "paired", "configure", "targets", "run_setup",
-           "clears_cache", "parent_argv", "is_build_dir", "mark_for_reconfigure", "check_field",
+           "clears_cache", "parent_argv", "configuring", "is_build_dir", "mark_for_reconfigure", "check_field",
            "RESERVED_HEADERS"]
 
 FLUSH_FLAGS = ("--wipe", "--clearcache")  # where Meson drops its own compiler-check cache
@@ -308,9 +308,20 @@ def _header_path(source: str, out_dir: StrPath) -> str:
     return path
 
 
+def configuring(argv: Sequence[str] | None) -> bool:
+    """Is the parent ``argv`` Meson configuring a build (``meson setup``, ninja's ``meson --internal
+    regenerate``)?  A run_target or an install script also sees ``MESON_BUILD_ROOT``, but runs under ninja
+    or ``meson install``, where two calls are no two ``targets`` calls of one configure."""
+    if not argv:
+        return False
+    if "--internal" in argv:
+        return "regenerate" in argv[argv.index("--internal"):]
+    return "setup" in argv
+
+
 def _meson_run() -> list[str] | None:
-    """The Meson process running this helper, as (pid, start time), on Linux under Meson only."""
-    if not os.environ.get("MESON_BUILD_ROOT"):
+    """The Meson configure process running this helper, as (pid, start time), on Linux under Meson only."""
+    if not os.environ.get("MESON_BUILD_ROOT") or not configuring(parent_argv()):
         return None
     ppid = os.getppid()
     try:

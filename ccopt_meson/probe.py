@@ -370,17 +370,29 @@ class Scratch:
         self._live: set[subprocess.Popen[bytes]] = set()
         self._stopped = False
         _sweep_stale_scratch()
-        self.dir = Path(tempfile.mkdtemp(prefix=f"ccopt-{os.getpid()}-"))
-        try:  # what the sweep of a later run looks for before it removes anything
-            with open(self.dir / SCRATCH_MARK, "x", encoding="ascii") as fh:
-                fh.write(fsio.MARK)
-        except OSError:  # a full disk: the probes will say so; this dir is then never swept, only left
-            pass
+        try:
+            self.dir = Path(tempfile.mkdtemp(prefix=f"ccopt-{os.getpid()}-"))
+        except OSError as exc:
+            raise CompilerError(f"cannot create a scratch directory for the probes in {tempfile.gettempdir()}: "
+                                f"{exc.strerror}; free space there or point TMPDIR at another directory") from exc
+        # what the sweep of a later run looks for before it removes anything
+        self.write(self.dir / SCRATCH_MARK, fsio.MARK.encode())
         self._n = 0
 
     def close(self) -> None:
         self.stop()
         shutil.rmtree(self.dir, ignore_errors=True)
+
+    def write(self, path: Path, data: bytes) -> None:
+        """A file of the scratch directory; a full disk (or any write error) is one CompilerError line."""
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with open(path, "wb") as fh:
+                fh.write(data)
+        except OSError as exc:
+            self.close()
+            raise CompilerError(f"cannot write the probes' scratch directory {self.dir}: {exc.strerror}; free "
+                                "space there or point TMPDIR at another directory") from exc
 
     def __enter__(self) -> Scratch:
         return self
@@ -494,7 +506,7 @@ class Session:
         if not dump:
             return None, ProcResult(1, "this compiler cannot dump its predefined macros")
         src = self._next(".c")
-        src.write_text("\n")
+        self.scratch.write(src, b"\n")
         res = self.run([*flags, *dump, *self._source(src)])
         diag = diagnose(res.output.replace("#define", ""), res.returncode, {}, {})
         if diag.bad:  # the real status: a compiler may exit 0 and still print a diagnostic
@@ -521,8 +533,7 @@ class Session:
             copy = self._staged.get(probe)
             if copy is None:
                 copy = self.scratch.dir / "probes" / probe_ref(probe)[0]
-                copy.parent.mkdir(parents=True, exist_ok=True)
-                copy.write_bytes(probe.read_bytes())
+                self.scratch.write(copy, probe.read_bytes())
                 self._staged[probe] = copy
             return copy
 
@@ -549,13 +560,13 @@ class Session:
             self.stage(p)
         names = [probe_ref(p)[0] for p in probes]
         src = self._next(".c")
-        src.write_text("".join(f'#include "{name}"\n' for name in names))
+        self.scratch.write(src, "".join(f'#include "{name}"\n' for name in names).encode())
         return src, [str(self.driver["include"]).format(self.scratch.dir / "probes")]
 
     def check_trivial(self) -> None:
         """A compiler that cannot build an empty function is an error, not 'no features'."""
         src = self._next(".c")
-        src.write_text("int ccopt_trivial(void) { return 0; }\n")
+        self.scratch.write(src, b"int ccopt_trivial(void) { return 0; }\n")
         res = self.compile(src, [])
         if res.returncode != 0:
             first = ProcResult(res.returncode, self.clean(res.output)).first_line()

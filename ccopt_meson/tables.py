@@ -361,12 +361,8 @@ def compilers_data() -> Mapping[str, Any]:
 
 @functools.cache
 def macros_data() -> Mapping[str, Any]:
-    """``data/macros.json``, checked against ``macros.schema.json``."""
-    from .schema import check
-
-    doc = read_json(os.path.join(_DATA, "macros.json"))
-    check(doc, "macros.schema.json", where="macros.json")
-    return doc  # type: ignore[no-any-return]
+    """``data/macros.json`` (the tests check it against ``macros.schema.json``, as every table)."""
+    return read_json(os.path.join(_DATA, "macros.json"))  # type: ignore[no-any-return]
 
 
 def macro_style(style: str) -> Mapping[str, Any]:

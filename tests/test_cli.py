@@ -184,3 +184,12 @@ def test_targets_imports_nothing_heavy(configured: list[str], tmp_path: Path) ->
                          "--output-dir", str(tmp_path)])
     assert out.startswith("ccopt_BASELINE_maxopt\t") and "ccopt_FMA3__AVX2_maxopt\t" in out
     assert not modules & HEAVY
+
+
+@pytest.mark.parametrize("columns", ["", "abc", "-5", "0", "99999999999999999999", "٣٣"])
+def test_a17_an_invalid_columns_is_ignored(columns: str) -> None:
+    """An empty or non-numeric COLUMNS crashed every command, meson setup included."""
+    r = cli("features", "--arch", "x86_64", env={"COLUMNS": columns})
+    assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
+    r = cli("--help", env={"COLUMNS": columns})
+    assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr

@@ -1,15 +1,22 @@
-"""examples/numpy: numpy 2.2.6 built on stock Meson with ccopt-meson in place of its Meson fork's `features`.
+"""examples/numpy: numpy built on stock Meson with ccopt-meson in place of its Meson fork's `features`.
 
-The sdist (sha256-pinned, cached outside the repository by the example's prepare_numpy.py) is
-unpacked twice: as released, configured with its vendored fork (``meson setup`` only: its
-compile_commands.json and generated headers are the reference), and patched onto ccopt-meson,
-configured with the stock Meson CI installs, built, installed into a scratch prefix, and tested with
-numpy's own SIMD and umath tests, natively and with NPY_DISABLE_CPU_FEATURES forcing the AVX2 and
-the SSE-level versions. A full build is about 13 minutes on 2 cores; ccache keeps reruns short.
+Two kinds of test, both on the sdists prepare_numpy.py fetches (sha256-pinned, cached outside the
+repository) and with the Python of examples/numpy/toolchain.py (a pinned venv; 3.12 for 2.5.5):
+
+- the configuration, case by case (version x platform x numpy's options): numpy as released,
+  configured with its vendored fork, against the port configured with stock Meson; every dispatch
+  object's flags and defines, every other compile line's, every ``*.dispatch.h`` and
+  ``npy_cpu_dispatch_config.h`` must be identical (configure_numpy.py and compare_builds.py; the
+  fork's dumps are cached, keyed by what they depend on);
+- the build: numpy's current release built through ``pip wheel`` (meson-python, with
+  ``-Csetup-args=-Dcpu-baseline=...``; ccache when installed, as in CI), installed into a fresh
+  venv and tested with numpy's own SIMD, dispatcher and umath tests, again with
+  NPY_DISABLE_CPU_FEATURES forcing the lower versions, and test_simd.py under qemu's Haswell model.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import platform
 import re
@@ -28,11 +35,49 @@ pytestmark = pytest.mark.slow
 EXAMPLE = ROOT / "examples" / "numpy"
 sys.path.insert(0, str(EXAMPLE))
 import compare_builds  # noqa: E402
+import configure_numpy  # noqa: E402
 import prepare_numpy  # noqa: E402
+import toolchain  # noqa: E402
 
-NUMPY_OPTIONS = ["-Dallow-noblas=true", "-Dblas=none", "-Dlapack=none"]
-SIMD_TESTS = ["test_simd.py", "test_simd_module.py", "test_cpu_dispatcher.py", "test_cpu_features.py"]
-UMATH_TESTS = ["test_umath.py", "test_umath_accuracy.py", "test_umath_complex.py", "test_ufunc.py"]
+X86_64 = platform.machine().lower() in ("x86_64", "amd64")
+MARCH = "-Dc_args=-march=haswell"
+
+# numpy's options per version, on this machine's x86_64 gcc; the other platforms take the defaults
+# (and, for 2.5.5, one baseline each), enough to show that their rows and names agree
+OPTIONS_X86 = {
+    "2.5.5": [(), ("-Dcpu-dispatch=x86_v3",), ("-Dcpu-baseline=x86_v3",), ("-Dcpu-baseline=sse41",),
+              ("-Dcpu-dispatch=avx2",), ("-Dcpu-dispatch=max -x86_v4",), ("-Dcpu-dispatch=max -avx512f",),
+              ("-Ddisable-optimization=true",), (MARCH, "-Dcpu-baseline-detect=auto"),
+              (MARCH, "-Dcpu-baseline-detect=enabled"), (MARCH, "-Dcpu-baseline-detect=disabled"),
+              ("-Dcpu-baseline=native",)],
+    "2.2.6": [(), ("-Dcpu-baseline=sse42",), ("-Dcpu-baseline=avx2",), ("-Dcpu-baseline=native",)],
+}
+OTHER_PLATFORMS = {
+    "2.5.5": {"x86_64-clang": [(), ("-Dcpu-baseline=x86_v3",), ("-Dcpu-baseline=native",)],
+              "aarch64": [(), ("-Dcpu-baseline=asimdhp",)], "ppc64le": [(), ("-Dcpu-baseline=vsx3",)],
+              "s390x": [(), ("-Dcpu-baseline=vxe",)], "i686": [(), ("-Dcpu-baseline=x86_v3",)]},
+    "2.2.6": {"x86_64-clang": [()], "aarch64": [()], "ppc64le": [()], "s390x": [()], "i686": [()]},
+}
+CASES = [configure_numpy.Case(v, "x86_64-gcc", o) for v, opts in OPTIONS_X86.items() for o in opts] + [
+    configure_numpy.Case(v, p, o) for v, by in OTHER_PLATFORMS.items() for p, opts in by.items() for o in opts]
+
+# The cases whose port differs from the fork today, and how. strict: a case that starts to match
+# fails until its line here goes.
+DIFFERS: dict[str, str] = {}  # case id -> how it differs
+
+
+def no_port(version: str) -> str | None:
+    try:
+        prepare_numpy.port_files(version)
+    except SystemExit as e:
+        return str(e)
+    return None
+
+
+def case_param(case: configure_numpy.Case) -> object:
+    reason = no_port(case.version) or DIFFERS.get(case.id)
+    marks = [pytest.mark.xfail(strict=True, reason=reason)] if reason else []
+    return pytest.param(case, id=case.id, marks=marks)
 
 
 def fail_or_skip(message: str) -> None:
@@ -41,21 +86,65 @@ def fail_or_skip(message: str) -> None:
     pytest.skip(message)
 
 
+def prepared(dest: Path, version: str, fork: bool) -> Path:
+    try:
+        return prepare_numpy.prepare(dest, version, fork=fork)
+    except SystemExit as e:  # no port of this version, no network, or the download failed
+        if no_port(version):
+            raise
+        fail_or_skip(f"cannot prepare numpy's sdist: {e}")
+        raise
+
+
+def python_for(version: str) -> Path:
+    try:
+        return toolchain.python_for(version)
+    except SystemExit as e:  # no python3.12, or pip could not install the tools
+        fail_or_skip(str(e))
+        raise
+
+
+@pytest.fixture(scope="module")
+def trees(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One directory for the trees of every version (prepared once per module, as needed)."""
+    return tmp_path_factory.mktemp("numpy")
+
+
+@pytest.mark.skipif(not X86_64, reason="the host is not x86_64 (the cases name x86_64 compilers)")
+@pytest.mark.parametrize("case", [case_param(c) for c in CASES])
+def test_configuration_matches_the_fork(case: configure_numpy.Case, trees: Path) -> None:
+    for tool in ("git", "ninja", *configure_numpy.missing_tools(case)):
+        need(tool)
+    if no_port(case.version):
+        pytest.fail(no_port(case.version))
+    python_for(case.version)
+    if not (trees / f"numpy-{case.version}").is_dir():
+        prepared(trees, case.version, fork=False)
+    port = configure_numpy.port_dump(case, trees)
+    fork = configure_numpy.fork_dump(case, trees)
+    assert fork["configured"] or case.options, f"the fork refused numpy's defaults: {fork['messages']}"
+    diffs = compare_builds.differences(fork, port)
+    assert diffs == [], "\n".join([case.id, compare_builds.summary(fork), compare_builds.summary(port), *diffs])
+
+
+# ---------------------------------------------------------------------------------------------------
+# numpy built with the port, through pip wheel, and its tests
+
+SIMD_TESTS = ["test_simd.py", "test_simd_module.py", "test_cpu_dispatcher.py", "test_cpu_features.py"]
+UMATH_TESTS = ["test_umath.py", "test_umath_accuracy.py", "test_umath_complex.py", "test_ufunc.py"]
+# per version: the wheel's -Dcpu-baseline (numpy's `min` spelled out: the same objects as the
+# defaults the fork was dumped with), and the dispatch levels the masked runs force, highest first
+LEVELS = {"2.5.5": ("x86_v2", ["X86_V3", "X86_V2"]), "2.2.6": ("sse3", ["AVX2", "SSE42"])}
+BUILT = [prepare_numpy.CURRENT]  # 2.2.6's build is checked by hand (CI time): add it here to run it
+
+
 def run(cmd: Sequence[str], cwd: Path, env: Mapping[str, str] | None = None, timeout: int = 900) -> str:
-    full_env = {k: v for k, v in os.environ.items() if not k.startswith(("CCOPT_", "NPY_"))}
+    full_env = {k: v for k, v in os.environ.items() if not k.startswith(("CCOPT_", "NPY_", "PYTHON"))}
     full_env.update(env or {})
     r = subprocess.run(list(cmd), cwd=cwd, env=full_env, capture_output=True, text=True, timeout=timeout)
     assert r.returncode == 0, (f"{cmd} in {cwd} {dict(env or {})} exited {r.returncode}:\n"
                                f"{r.stdout[-4000:]}\n{r.stderr[-3000:]}")
     return r.stdout
-
-
-def prepared(tmp_path: Path, fork: bool, version: str = "2.2.6") -> Path:
-    try:
-        return prepare_numpy.prepare(tmp_path, version, fork=fork)
-    except SystemExit as e:  # no network, or the download failed
-        fail_or_skip(f"cannot prepare numpy's sdist: {e}")
-        raise
 
 
 def compilers(tree: Path) -> dict[str, str]:
@@ -66,80 +155,70 @@ def compilers(tree: Path) -> dict[str, str]:
     return {"CC": launcher + "gcc", "CXX": launcher + "g++", "CCACHE_BASEDIR": str(tree), "CCACHE_NOHASHDIR": "1"}
 
 
-def installed_package(destdir: Path) -> Path:
-    """The directory holding the installed ``numpy`` package below ``meson install --destdir``."""
-    return next(destdir.rglob("numpy/__init__.py")).parents[1]
-
-
-def numpy_pytest(site: Path, files: Sequence[str], cwd: Path, env: Mapping[str, str] | None = None) -> str:
-    tests = [str(site / "numpy" / "_core" / "tests" / f) for f in files]
-    out = run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist", *tests], cwd,
-              {"PYTHONPATH": str(site), **(env or {})}, timeout=1800)
+def numpy_pytest(python: Path, files: Sequence[str], cwd: Path, env: Mapping[str, str] | None = None,
+                 wrapper: Sequence[str] = ()) -> str:
+    """numpy's own test files, from the installed package, under ``python`` (away from the source tree)."""
+    site = Path(run([str(python), "-c", "import numpy, os; print(os.path.dirname(numpy.__file__))"], cwd).strip())
+    tests = [str(site / "_core" / "tests" / f) for f in files]
+    out = run([*wrapper, str(python), "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist", *tests],
+              cwd, env, timeout=3600)
     summary = out.strip().splitlines()[-1]
     assert " passed" in summary and not re.search(r"\d+ (failed|error)", summary), out[-3000:]
     return summary
 
 
-def cpu_lists(site: Path, cwd: Path) -> dict[str, list[str]]:
+def cpu_lists(python: Path, cwd: Path) -> dict[str, list[str]]:
     code = ("import numpy._core._multiarray_umath as m; f = m.__cpu_features__; "
             "print(' '.join(m.__cpu_baseline__)); print(' '.join(m.__cpu_dispatch__)); "
             "print(' '.join(n for n in m.__cpu_dispatch__ if f[n]))")
-    lines = run([sys.executable, "-c", code], cwd, {"PYTHONPATH": str(site)}).split("\n")
+    lines = run([str(python), "-c", code], cwd).split("\n")
     return {"baseline": lines[0].split(), "dispatch": lines[1].split(), "runs": lines[2].split()}
 
 
-@pytest.mark.skipif(platform.machine().lower() not in ("x86_64", "amd64"), reason="the host is not x86_64")
-def test_numpy_on_stock_meson_matches_the_fork_and_passes_its_tests(tmp_path: Path) -> None:
-    need("ninja")
+def build_wheel(version: str, tree: Path, python: Path, out: Path) -> Path:
+    """numpy's wheel from the ported tree, by meson-python through pip, with the cpu-baseline of LEVELS."""
+    env = {**compilers(tree), **toolchain.tool_env(python)}
+    setup_args = [*configure_numpy.COMMON, f"-Dcpu-baseline={LEVELS[version][0]}"]
+    run([str(python), "-m", "pip", "wheel", "--no-build-isolation", "--no-deps", "-w", str(out),
+         "-Cbuild-dir=build-wheel", *(f"-Csetup-args={a}" for a in setup_args), str(tree)], tree, env, timeout=5400)
+    options = json.loads((tree / "build-wheel" / "meson-info" / "intro-buildoptions.json").read_text())
+    assert {o["name"]: o["value"] for o in options}["cpu-baseline"] == LEVELS[version][0]
+    return next(out.glob(f"numpy-{version}-*.whl"))
+
+
+@pytest.mark.skipif(not X86_64, reason="the host is not x86_64")
+@pytest.mark.parametrize("version", [pytest.param(v, marks=[pytest.mark.xfail(strict=True, reason=no_port(v))]
+                                                  if no_port(v) else []) for v in BUILT])
+def test_numpy_built_with_the_port_passes_its_tests(version: str, tmp_path: Path) -> None:
     need("git")
-    try:
-        import Cython  # noqa: F401  # numpy's meson.build needs the cython compiler
-    except ImportError:
-        fail_or_skip("Cython is not installed (pip install -e '.[test]' installs it)")
+    if no_port(version):
+        pytest.fail(no_port(version))
+    python = python_for(version)
+    tree = prepared(tmp_path, version, fork=False)
+    wheel = build_wheel(version, tree, python, tmp_path / "dist")
 
-    # the fork's configuration, from the sdist as released: the reference
-    fork = prepared(tmp_path, fork=True)
-    run([sys.executable, "vendored-meson/meson/meson.py", "setup", "build", *NUMPY_OPTIONS], fork,
-        {"CC": "gcc", "CXX": "g++"})
-
-    tree = prepared(tmp_path, fork=False)
-    build, env = tree / "build", compilers(tree)
-    out = run([sys.executable, "-m", "mesonbuild.mesonmain", "setup", "build", *NUMPY_OPTIONS], tree, env)
-    assert "ccopt-meson" in out and "vendored" not in out, out[-2000:]
-    # every dispatch object: same (source, target) set, ISA flags, NPY_HAVE_*; same headers; same names
-    assert compare_builds.differences(fork / "build", build) == []
-
-    run([need("ninja"), "-C", str(build), "-j2"], tree, env, timeout=3600)
-    run([sys.executable, "-m", "mesonbuild.mesonmain", "install", "-C", str(build), "--destdir",
-         str(tmp_path / "inst"), "--quiet"], tree, env)
-    site = installed_package(tmp_path / "inst")
-    work = tmp_path / "run"  # away from the source tree, so the installed package is imported
+    fresh = tmp_path / "venv"  # a fresh venv: the wheel and numpy's test requirements only
+    base = toolchain.base_python(version)
+    toolchain.make_venv(base, fresh, [str(wheel), *(t for t in toolchain.TOOLS if t.startswith(("pytest", "hyp")))])
+    py = fresh / "bin" / "python"
+    work = tmp_path / "run"
     work.mkdir()
 
-    names = cpu_lists(site, work)
-    fork_names = compare_builds.config_names(fork / "build")
+    names = cpu_lists(py, work)
+    fork = configure_numpy.fork_dump(configure_numpy.Case(version, "x86_64-gcc"), tmp_path)
+    fork_names = compare_builds.config_names(fork["config"])
     assert names["baseline"] == fork_names["BASELINE"] and names["dispatch"] == fork_names["DISPATCH"], names
 
-    numpy_pytest(site, SIMD_TESTS + UMATH_TESTS, work)
-    # the AVX2 versions (everything above AVX2 masked), then the SSE-level ones (AVX and above masked);
-    # not test_cpu_features.py, which checks __cpu_features__ against /proc/cpuinfo (a mask contradicts it)
-    for level in ("AVX2", "SSE42"):
-        masked = [n for n in names["runs"] if names["dispatch"].index(n) > names["dispatch"].index(level)]
+    numpy_pytest(py, SIMD_TESTS + UMATH_TESTS, work)
+    # each lower level's versions: every dispatched name above it masked; not test_cpu_features.py,
+    # which checks __cpu_features__ against /proc/cpuinfo (a mask contradicts it by design)
+    for level in LEVELS[version][1]:
+        above = [n for n in names["runs"] if level in names["dispatch"] and
+                 names["dispatch"].index(n) > names["dispatch"].index(level)]
+        masked = above if level in names["dispatch"] else names["runs"]  # a baseline level: mask every dispatch
         if masked:
-            env_mask = {"NPY_DISABLE_CPU_FEATURES": " ".join(masked)}
-            numpy_pytest(site, [*SIMD_TESTS[:3], *UMATH_TESTS[:3]], work, env_mask)
+            numpy_pytest(py, [*SIMD_TESTS[:3], *UMATH_TESTS[:3]], work, {"NPY_DISABLE_CPU_FEATURES": " ".join(masked)})
 
-    # numpy's own options follow a change after the first configure (no subproject option involved)
-    # (the values are the fork's for the same options: cpu-dispatch is closed under implication)
-    run([sys.executable, "-m", "mesonbuild.mesonmain", "configure", str(build), "-Dcpu-baseline=sse41",
-         "-Dcpu-dispatch=avx2", "-Dtest-simd=BASELINE,SSE42,AVX2,FMA3"], tree, env)
-    run([need("ninja"), "-C", str(build), "build.ninja"], tree, env)
-    assert compare_builds.config_names(build) == {"BASELINE": ["SSE", "SSE2", "SSE3", "SSSE3", "SSE41"],
-                                                  "DISPATCH": ["POPCNT", "SSE42", "AVX", "F16C", "FMA3", "AVX2"]}
-    assert compare_builds.header_targets(build)["_simd.dispatch.h"] == ["SSE42", "AVX2", "FMA3", "baseline"]
-    run([sys.executable, "-m", "mesonbuild.mesonmain", "configure", str(build), "-Ddisable-optimization=true"],
-        tree, env)
-    run([need("ninja"), "-C", str(build), "build.ninja"], tree, env)
-    assert compare_builds.config_names(build) == {"BASELINE": [], "DISPATCH": []}
-    assert set(compare_builds.dispatch_objects(build)) == {(s, "baseline") for s, _ in
-                                                           compare_builds.dispatch_objects(build)}
+    # AVX2 hardware without AVX-512, whatever this machine has
+    qemu = need("qemu-x86_64-static")
+    numpy_pytest(py, ["test_simd.py"], work, wrapper=[qemu, "-cpu", "Haswell"])

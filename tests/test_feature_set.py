@@ -247,3 +247,18 @@ def test_numpys_feature_sets(version: str) -> None:
     arm = tables.table_for("aarch64", "gcc", proj)
     assert arm.closure(arm.machine.min) == {"NEON", "NEON_FP16", "NEON_VFPV4", "ASIMD"}
     assert arm.detect_of(["ASIMDHP"]) == ["ASIMD", "ASIMDHP"]
+
+
+@x86_only
+def test_a_covered_target_keeps_its_own_flags(tmp_path: Path, gcc: str) -> None:
+    """numpy's fork builds a kept covered target with its own flags, after the baseline's (its -mcpu= wins)."""
+    doc = json.loads(FIXTURE.read_text())
+    doc["feature_set"]["x86"]["features"][1]["flags"]["gnu"] = ["-march=haswell"]
+    doc["feature_set"]["x86"]["features"][2]["flags"]["gnu"] = ["-march=skylake-avx512"]
+    (tmp_path / "f.json").write_text(json.dumps(doc))
+    proj = project.load(tmp_path / "f.json")
+    det = detect(Request(command=(gcc,), baseline="level4", project=proj))
+    assert det.baseline == ("LEVEL2", "LEVEL3", "LEVEL4")
+    covered = select(parse_targets("LEVEL3", "k", proj), det)[0]
+    assert "-march=haswell" in covered.args and "-march=skylake-avx512" not in covered.args
+    assert "-march=skylake-avx512" in det.baseline_args()

@@ -536,3 +536,31 @@ def test_files_then_a_target_list_is_that_files_list(tmp_path: Path, feature_fil
     assert r.returncode == 0, r.stderr
     (line,) = r.stdout.splitlines()
     assert line.split("\t")[2] == "x86/pitch_sse.c" and line.split("\t")[3] == "SSE41"
+
+
+@pytest.mark.parametrize(("argv", "expected"), [
+    (["/usr/bin/python3", "/usr/bin/meson", "setup", "build"], True),
+    (["python3", "-m", "mesonbuild.mesonmain", "setup", "--reconfigure", "b"], True),
+    (["/usr/bin/meson", "--internal", "regenerate", "/src", "/build"], True),
+    (["/usr/bin/ninja", "-C", "build", "my-run-target"], False),
+    (["/usr/bin/meson", "--internal", "commandrunner", "/src", "/build", "", "setup"], False),
+    (["/usr/bin/meson", "install", "-C", "build"], False),
+    (None, False),
+])
+def test_a24_only_a_configure_run_is_checked_for_a_second_call(argv: list[str] | None, expected: bool) -> None:
+    from ccopt_meson.meson_glue import configuring
+
+    assert configuring(argv) is expected
+
+
+def test_a24_two_calls_of_a_run_target_are_no_second_targets_call(tmp_path: Path, feature_file: Path) -> None:
+    """The second-call check fired for run_target and install scripts (they set MESON_BUILD_ROOT too)."""
+    out = tmp_path / "out"
+    out.mkdir()
+    a, b = tmp_path / "a.dispatch.c", tmp_path / "b.dispatch.c"
+    for src in (a, b):
+        src.write_text("/*@targets baseline avx2 */\nint x;\n")
+    for src in (a, b):  # both from this test process, as a run_target's two commands from one ninja
+        r = cli("targets", str(src), "--feature-file", str(feature_file), "--output-dir", str(out), cwd=out,
+                env={"MESON_BUILD_ROOT": str(out)})
+        assert r.returncode == 0, r.stderr

@@ -619,3 +619,27 @@ def test_a19_probes_never_write_the_users_output_files(tmp_path: Path, args: tup
     assert sorted(p.name for p in tmp_path.iterdir()) == ["deps.d"]
     assert (tmp_path / "deps.d").read_text() == "the user's\n"
     assert json.loads(r.stdout)["features"]["SSE2"]["supported"] is True
+
+
+def test_a18_a_full_scratch_disk_is_one_line(tmp_path: Path) -> None:
+    """A temp dir with a few KiB free was an OSError traceback: every write of the scratch is one line."""
+    if not os.path.exists("/dev/full"):
+        pytest.skip("needs /dev/full")
+    scratch = Scratch(runner=lambda argv, timeout: ProcResult(0, ""))
+    with pytest.raises(CompilerError, match=r"cannot write the probes' scratch directory .*: No space left on device; "
+                                            "free space there or point TMPDIR at another directory"):
+        scratch.write(Path("/dev/full"), b"int x;\n" * 10000)
+    assert not scratch.dir.exists()  # closed: nothing left behind
+
+
+def test_a18_a_nearly_full_temp_dir_through_the_cli(tmp_path: Path) -> None:
+    tiny = tmp_path / "tiny"
+    tiny.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=12k", "tmpfs", str(tiny)], capture_output=True).returncode:
+        pytest.skip("cannot mount a small tmpfs here (needs root in a mount namespace)")
+    try:
+        (tiny / "fill").write_bytes(b"\0" * 8192)
+        r = cli("detect", "--cc", need("gcc"), env={"TMPDIR": str(tiny)})
+        one_error(r, "No space left on device")
+    finally:
+        subprocess.run(["umount", str(tiny)], check=False)

@@ -360,3 +360,37 @@ def test_a3_a_malformed_cpuid_entry_is_one_line(tmp_path: Path, entry: Any) -> N
     """A malformed cpuid entry crashed every setup (a traceback while the run-time table was written)."""
     with pytest.raises(InputError, match=r"features file '.*f.json': features.x86\[0\].runtime.\*.cpuid\[0\]"):
         project.load(_write(tmp_path, {"features": {"x86": [_feature(runtime={"*": {"cpuid": [entry]}})]}}))
+
+
+@pytest.mark.parametrize("probe", ["a\u0000b/p.c", "\ud800/p.c", "dir\n/p.c"])
+def test_a4_a_nul_or_lone_surrogate_in_a_probe_path_is_one_line(tmp_path: Path, probe: str) -> None:
+    """A NUL or a lone surrogate in a probe path was a traceback (ValueError, UnicodeEncodeError)."""
+    path = tmp_path / "f.json"
+    path.write_text(json.dumps({"features": {"x86": [_feature(probe=probe)]}}))
+    with pytest.raises(InputError, match=r"probe: '.*' is not a file path \(no control character, valid Unicode\)"):
+        project.load(path)
+
+
+def test_a4_the_bounded_reader_refuses_such_a_path_in_one_line() -> None:
+    from ccopt_meson import fsio
+
+    for bad in ("a\0b", "\ud800"):
+        with pytest.raises(InputError, match="the path holds a NUL or is not valid Unicode"):
+            fsio.read_bounded(bad, 10, "probe")
+
+
+def test_explain_of_a_configured_build_knows_the_features_file_its_cache_records(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The request stored whole: explain --build-dir of a Meson build made with a features file takes its
+    names without being told the file again."""
+    from ccopt_meson import pipeline
+
+    from .conftest import FakeCompiler
+
+    build = tmp_path / "build"
+    (build / "meson-private").mkdir(parents=True)
+    (build / "meson-private" / "coredata.dat").write_bytes(b"")
+    pipeline.detect(Request(command=("fakecc",), project=project.load(FIXTURE)), build_dir=build,
+                    runner=FakeCompiler())
+    assert main(["explain", "ADX", "--build-dir", str(build), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)[0]["name"] == "ADX"

@@ -256,3 +256,10 @@ def test_msvc_on_arm64_has_neon_to_asimd_without_a_flag() -> None:
     others = [f for n, f in t.features.items() if n not in base]
     assert others and all(f.disabled == f"no msvc-style flags are known for {f.name}" for f in others)
     assert all(f.disabled for f in tables.table_for("armhf", "msvc").features.values())
+
+
+def test_macros_json_fits_its_schema() -> None:
+    from ccopt_meson.schema import check
+    from ccopt_meson.tables import macros_data
+
+    check(macros_data(), "macros.schema.json", where="macros.json")

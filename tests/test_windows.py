@@ -299,3 +299,18 @@ def test_i686_build_is_compiled_and_linked(tmp_path: Path, request: pytest.Fixtu
         assert json.loads(wine_run(env, info, "--json").stdout)["arch"] == "x86"
     else:  # nothing ran: the suite must not pass, and the canary says why
         assert r.returncode != 0 and re.search(r"ccopt-cpu-info runs\s+UNEXPECTEDPASS", r.stdout), r.stdout[-3000:]
+
+
+@ON_X86_64
+@pytest.mark.slow
+@pytest.mark.parametrize("program", ["x.bat", "X.CMD", "noext"])
+def test_a21_run_as_refuses_what_cmd_exe_would_run(dot: Build, wine: dict[str, str], tmp_path: Path,
+                                                    program: str) -> None:
+    """--run-as with a .bat program let cmd.exe run '&ver' (seen under wine): _spawnvp hands batch files, and
+    names it completes with .bat or .cmd, to cmd.exe, which reads & | < > ^ in the arguments as commands."""
+    script = tmp_path / program
+    script.write_text("@echo off\r\necho batch ran %*\r\n")
+    info = dot.dir / "subprojects" / "ccopt-meson" / "ccopt-cpu-info.exe"
+    r = wine_run(wine, info, "--run-as", "BASELINE", script, "&ver")
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert "runs programs only (NAME.exe)" in r.stderr and "batch ran" not in r.stdout and "Wine" not in r.stdout

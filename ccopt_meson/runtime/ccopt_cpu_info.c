@@ -113,6 +113,19 @@ static char *quote_arg(const char *arg)
     return out;
 }
 
+/* A program _spawnvp would hand to cmd.exe: a batch file (.bat, .cmd), or a name without an extension,
+ * which _spawnvp completes with .com, .exe, .bat or .cmd.  cmd.exe parses the whole command line again, so
+ * & | < > ^ inside an argument run as commands whatever quoting the C runtime's rules give it. */
+static int batch_or_unknown(const char *prog)
+{
+    const char *base = prog, *p, *dot;
+    for (p = prog; *p != '\0'; ++p)
+        if (*p == '/' || *p == '\\' || *p == ':')
+            base = p + 1;
+    dot = strrchr(base, '.');
+    return dot == NULL || dot[1] == '\0' || _stricmp(dot, ".bat") == 0 || _stricmp(dot, ".cmd") == 0;
+}
+
 static int spawn(char **argv)
 {
     int argc = 0, i;
@@ -147,6 +160,11 @@ static int run_as(const char *target, char **argv)
     }
     fflush(stdout);
 #ifdef _WIN32
+    if (batch_or_unknown(argv[0])) {
+        fprintf(stderr, "ccopt-cpu-info: --run-as runs programs only (NAME.exe): %s would run through cmd.exe, "
+                "which reads & | < > ^ in its arguments as commands\n", argv[0]);
+        return 2;
+    }
     rc = spawn(argv);
     if (rc != -1)
         return rc;

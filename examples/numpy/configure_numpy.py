@@ -1,0 +1,227 @@
+#!/usr/bin/env python3
+"""Configure numpy for one case, with its Meson fork or with the port, and dump its CPU build.
+
+    python3 examples/numpy/configure_numpy.py DEST [--fork] [--version 2.5.5] [--platform x86_64-gcc] [-- -DOPT=V ...]
+    python3 examples/numpy/configure_numpy.py DEST --compare [--version ...] [--platform ...] [-- ...]
+
+A case is a numpy version, a platform and numpy's ``meson setup`` options (on top of
+``-Dallow-noblas=true -Dblas=none -Dlapack=none``). The tree comes from prepare_numpy.py (``--fork``:
+as released, configured with its vendored Meson; else the port, with the stock Meson of the
+toolchain's Python), the build dir is ``DEST/<tree>/build-<case id>``, and the dump is
+compare_builds.py's. ``--compare`` configures both and prints their differences (exit 1 if any).
+
+Platforms: x86_64 with gcc or clang (this machine's compilers), and Debian's cross compilers
+(``<triple>-gcc``/``-g++``) for aarch64, ppc64le, s390x and 32-bit x86 (i686) through a Meson
+cross file written beside the build dir. numpy's meson.build configures a cross build with the
+build machine's Python (its headers and extension suffix, which only matter to the link) as long
+as it need not run a test program: the one it runs, the long double format check, is answered
+by the cross file's ``longdouble_format`` property, the value numpy's own check gives on that target.
+For i686 the cross file also skips the compilers' sanity checks: stock Meson's Cython check compiles
+against the build machine's (64-bit) Python headers, which a 32-bit compiler refuses; the fork's
+Meson has no such check. Both builds get the same cross file.
+
+The fork's dumps are cached in prepare_numpy.py's cache (``fork-dumps/``), keyed by the sdist's
+sha256, the platform, the options, the compilers' versions, this CPU's flags (``native``) and
+these scripts' own text, so a test run configures the fork only for what it has not seen.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import NamedTuple
+
+import compare_builds
+import prepare_numpy
+import toolchain
+
+HERE = Path(__file__).resolve().parent
+COMMON = ["-Dallow-noblas=true", "-Dblas=none", "-Dlapack=none"]
+SETUP_TIMEOUT = 900
+
+
+class Platform(NamedTuple):
+    cc: str
+    cxx: str
+    cross: dict[str, str] | None = None  # host_machine of a cross file; None: a native build
+    longdouble: str = ""  # numpy's name of the target's long double format (cross only)
+    # the build machine's Python headers are x86_64's: stock Meson's Cython sanity check compiles one
+    # C file with them, which a 32-bit compiler refuses ("LONG_BIT definition appears wrong")
+    skip_sanity_check: bool = False
+
+
+def cross(triple: str, family: str, cpu: str, endian: str, longdouble: str, skip: bool = False) -> Platform:
+    host = {"system": "linux", "cpu_family": family, "cpu": cpu, "endian": endian}
+    return Platform(f"{triple}-gcc", f"{triple}-g++", host, longdouble, skip)
+
+
+PLATFORMS = {
+    "x86_64-gcc": Platform("gcc", "g++"),
+    "x86_64-clang": Platform("clang", "clang++"),
+    "aarch64": cross("aarch64-linux-gnu", "aarch64", "aarch64", "little", "IEEE_QUAD_LE"),
+    "ppc64le": cross("powerpc64le-linux-gnu", "ppc64", "ppc64le", "little", "IBM_DOUBLE_DOUBLE_LE"),
+    "s390x": cross("s390x-linux-gnu", "s390x", "s390x", "big", "IEEE_QUAD_BE"),
+    "i686": cross("i686-linux-gnu", "x86", "i686", "little", "INTEL_EXTENDED_12_BYTES_LE", skip=True),
+}
+
+
+class Case(NamedTuple):
+    version: str
+    platform: str
+    options: tuple[str, ...] = ()
+
+    @property
+    def id(self) -> str:
+        opts = "_".join(o.removeprefix("-D").replace("=", "-") for o in self.options) or "defaults"
+        return "-".join([self.version, self.platform, "".join(c if c.isalnum() or c in "._-" else "_" for c in opts)])
+
+
+class Setup(NamedTuple):
+    build: Path
+    configured: bool
+    log: str
+
+
+def cross_file(platform: Platform, where: Path) -> Path:
+    """A Meson cross file for ``platform``, written as ``where``."""
+    assert platform.cross is not None
+    triple = platform.cc.removesuffix("-gcc")
+
+    def section(name: str, values: dict[str, str]) -> str:
+        return f"[{name}]\n" + "".join(f"{k} = '{v}'\n" for k, v in values.items())
+
+    binaries = {"c": platform.cc, "cpp": platform.cxx, "ar": f"{triple}-ar", "strip": f"{triple}-strip"}
+    properties = f"longdouble_format = '{platform.longdouble}'\n"
+    if platform.skip_sanity_check:
+        properties += "skip_sanity_check = true\n"
+    where.write_text("\n".join([section("binaries", binaries), section("host_machine", platform.cross),
+                                "[properties]\n" + properties]))
+    return where
+
+
+def missing_tools(case: Case) -> list[str]:
+    p = PLATFORMS[case.platform]
+    return [tool for tool in (p.cc, p.cxx) if shutil.which(tool) is None]
+
+
+def environment(case: Case, python: Path) -> dict[str, str]:
+    """The process environment of a setup: no CCOPT_/NPY_ variables, the toolchain's bin on PATH."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CCOPT_", "NPY_", "CC", "CXX", "PYTHON"))}
+    env.update(toolchain.tool_env(python))
+    p = PLATFORMS[case.platform]
+    if p.cross is None:
+        env.update(CC=p.cc, CXX=p.cxx)
+    return env
+
+
+def setup(tree: Path, case: Case, fork: bool, extra: dict[str, str] | None = None) -> Setup:
+    """``meson setup`` of ``tree`` for ``case`` into a fresh ``tree/build-<id>``."""
+    python = toolchain.python_for(case.version)
+    build = tree / f"build-{case.id}"
+    shutil.rmtree(build, ignore_errors=True)
+    meson = [str(python), "vendored-meson/meson/meson.py"] if fork else [str(python), "-m", "mesonbuild.mesonmain"]
+    args = [*meson, "setup", build.name, *COMMON, *case.options]
+    if PLATFORMS[case.platform].cross is not None:
+        args += ["--cross-file", str(cross_file(PLATFORMS[case.platform], tree / f"{case.platform}.ini"))]
+    env = environment(case, python)
+    env.update(extra or {})
+    r = subprocess.run(args, cwd=tree, env=env, capture_output=True, text=True, timeout=SETUP_TIMEOUT)
+    return Setup(build, r.returncode == 0, r.stdout + r.stderr)
+
+
+def compiler_versions(case: Case) -> list[str]:
+    p = PLATFORMS[case.platform]
+    out = []
+    for tool in (p.cc, p.cxx):
+        r = subprocess.run([tool, "--version"], capture_output=True, text=True)
+        out.append(r.stdout.split("\n")[0])
+    return out
+
+
+def cpu_flags() -> str:
+    """This CPU's feature flags (``native`` and ``detect`` depend on them)."""
+    try:
+        text = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return ""
+    return next((line for line in text.splitlines() if line.startswith(("flags", "Features"))), "")
+
+
+def fork_key(case: Case) -> str:
+    parts = {
+        "sdist": prepare_numpy.release(case.version).sha256,
+        "platform": PLATFORMS[case.platform]._asdict(),
+        "options": [*COMMON, *case.options],
+        "compilers": compiler_versions(case),
+        "cpu": cpu_flags(),
+        "scripts": [hashlib.sha256((HERE / f).read_bytes()).hexdigest() for f in
+                    ("compare_builds.py", "configure_numpy.py", "toolchain.py")],
+    }
+    return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def dump_of(s: Setup) -> compare_builds.Dump:
+    return compare_builds.dump(s.build, s.log, s.configured)
+
+
+def fork_dump(case: Case, dest: Path) -> compare_builds.Dump:
+    """The fork's dump of ``case``: from the cache, else configured in ``dest`` and cached."""
+    cached = prepare_numpy.cache_dir() / "fork-dumps" / f"{case.id}-{fork_key(case)}.json"
+    if cached.is_file():
+        return dict(json.loads(cached.read_text()))
+    tree = dest / f"numpy-{case.version}-fork"
+    if not tree.is_dir():
+        tree = prepare_numpy.prepare(dest, case.version, fork=True)
+    s = setup(tree, case, fork=True)
+    found = dump_of(s)
+    shutil.rmtree(s.build, ignore_errors=True)
+    cached.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.NamedTemporaryFile("w", dir=cached.parent, suffix=".tmp", delete=False) as f:
+        json.dump(found, f, indent=1, sort_keys=True)
+    os.replace(f.name, cached)
+    return found
+
+
+def port_dump(case: Case, dest: Path, extra: dict[str, str] | None = None) -> compare_builds.Dump:
+    tree = dest / f"numpy-{case.version}"
+    if not tree.is_dir():
+        tree = prepare_numpy.prepare(dest, case.version)
+    s = setup(tree, case, fork=False, extra=extra)
+    found = dump_of(s)
+    shutil.rmtree(s.build, ignore_errors=True)
+    return found
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("dest", type=Path, help="where the trees are (prepare_numpy.py's DEST)")
+    parser.add_argument("--fork", action="store_true", help="the fork's configuration (cached)")
+    parser.add_argument("--compare", action="store_true", help="both, and their differences")
+    parser.add_argument("--version", default=prepare_numpy.CURRENT, choices=sorted(prepare_numpy.RELEASES))
+    parser.add_argument("--platform", default="x86_64-gcc", choices=sorted(PLATFORMS))
+    parser.add_argument("options", nargs="*", help="numpy's meson setup options, after --")
+    args = parser.parse_args(argv)
+    case = Case(args.version, args.platform, tuple(args.options))
+    if missing_tools(case):
+        raise SystemExit(f"configure_numpy: {' and '.join(missing_tools(case))} not found; install them")
+    dest = args.dest.resolve()
+    if not args.compare:
+        found = fork_dump(case, dest) if args.fork else port_dump(case, dest)
+        print(json.dumps(found, indent=1, sort_keys=True))
+        return 0
+    fork, port = fork_dump(case, dest), port_dump(case, dest)
+    diffs = compare_builds.differences(fork, port)
+    print(f"{case.id}\nfork:  {compare_builds.summary(fork)}\nccopt: {compare_builds.summary(port)}")
+    print("\n".join(diffs + compare_builds.notes(fork, port)) if diffs else "identical")
+    return 1 if diffs else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

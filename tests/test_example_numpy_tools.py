@@ -1,0 +1,175 @@
+"""examples/numpy's tools, without numpy: the sdist's download, the dump of a build's CPU configuration.
+
+The sdist is the file the index's PEP 691 page lists (here a local index on loopback), downloaded
+as it is and checked against the pin; it is cached; a wrong file or a stalled server ends in one line
+saying what to do. compare_builds.py reads a (made-up) configured build dir into its dump and names
+each difference of two dumps.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import http.server
+import json
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+
+from .conftest import ROOT
+
+sys.path.insert(0, str(ROOT / "examples" / "numpy"))
+import compare_builds  # noqa: E402
+import configure_numpy  # noqa: E402
+import prepare_numpy  # noqa: E402
+
+SDIST = b"not really a tarball, but bytes with a known hash"
+
+
+class Index(http.server.BaseHTTPRequestHandler):
+    """numpy's JSON page and the one file it lists; ``stall`` makes the file never finish."""
+
+    served: list[str] = []
+    stall = False
+    listed_sha = hashlib.sha256(SDIST).hexdigest()
+
+    def do_GET(self) -> None:  # noqa: N802 (the name http.server calls)
+        Index.served.append(self.path)
+        port = self.server.server_address[1]
+        if self.path == "/simple/numpy/":
+            body = json.dumps({"files": [{"filename": "numpy-9.9.9.tar.gz", "hashes": {"sha256": Index.listed_sha},
+                                          "url": f"http://127.0.0.1:{port}/files/numpy-9.9.9.tar.gz"}]}).encode()
+        elif self.path == "/files/numpy-9.9.9.tar.gz":
+            body = SDIST
+        else:
+            self.send_error(404)
+            return
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        if Index.stall:
+            self.wfile.write(body[:5])
+            self.wfile.flush()
+            time.sleep(3)
+            return
+        self.wfile.write(body)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def index(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[str]:
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Index)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    Index.served, Index.stall, Index.listed_sha = [], False, hashlib.sha256(SDIST).hexdigest()
+    url = f"http://127.0.0.1:{server.server_address[1]}/simple"
+    monkeypatch.setenv("PIP_INDEX_URL", url)
+    monkeypatch.setenv("CCOPT_NUMPY_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setitem(prepare_numpy.RELEASES, "9.9.9",
+                        prepare_numpy.Release(hashlib.sha256(SDIST).hexdigest(), "3.9"))
+    yield url
+    server.shutdown()
+    server.server_close()
+
+
+def test_the_sdist_is_downloaded_checked_and_cached(index: str, tmp_path: Path) -> None:
+    got = prepare_numpy.fetch("9.9.9")
+    assert got == tmp_path / "cache" / "numpy-9.9.9.tar.gz" and got.read_bytes() == SDIST
+    assert Index.served == ["/simple/numpy/", "/files/numpy-9.9.9.tar.gz"]
+    assert prepare_numpy.fetch("9.9.9") == got and len(Index.served) == 2  # the cache answers
+    assert [p.name for p in got.parent.iterdir()] == [got.name]  # no temporary file left
+
+
+def test_a_file_other_than_the_pinned_one_is_refused(index: str, tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(prepare_numpy.RELEASES, "9.9.9", prepare_numpy.Release("0" * 64, "3.9"))
+    Index.listed_sha = "0" * 64  # the index agrees with the pin, the bytes do not
+    with pytest.raises(SystemExit, match=r"^prepare_numpy: http://\S+ has sha256 [0-9a-f]{64}, pinned 0{64}$"):
+        prepare_numpy.fetch("9.9.9")
+    assert not any((tmp_path / "cache").iterdir())  # nothing half-written stays
+    Index.listed_sha = "1" * 64
+    with pytest.raises(SystemExit, match=r"the index lists numpy-9.9.9.tar.gz with sha256 1{64}, pinned 0{64}$"):
+        prepare_numpy.fetch("9.9.9")
+
+
+def test_a_stalled_download_times_out_with_one_line(index: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(prepare_numpy, "STALL_TIMEOUT", 0.5)
+    Index.stall = True
+    with pytest.raises(SystemExit) as e:
+        prepare_numpy.fetch("9.9.9")
+    assert "\n" not in str(e.value) and "timed out" in str(e.value), e.value
+
+
+def test_unknown_versions_and_missing_ports_are_named(index: str, tmp_path: Path) -> None:
+    with pytest.raises(SystemExit, match="no pinned sdist for numpy '1.0'; pinned: 2.5.5, 2.2.6"):
+        prepare_numpy.prepare(tmp_path, "1.0")
+    with pytest.raises(SystemExit, match=r"no port of numpy 9.9.9 here \(examples/numpy/9.9.9/numpy-ccopt.patch"):
+        prepare_numpy.prepare(tmp_path, "9.9.9")
+    assert Index.served == []  # refused before any download
+
+
+HEADER = """/* made up */
+#undef NPY_MTARGETS_CONF_BASELINE
+#define NPY_MTARGETS_CONF_BASELINE(EXEC_CB, ...) NPY__MTARGETS_EXPAND(EXEC_CB(__VA_ARGS__))
+#undef NPY_MTARGETS_CONF_DISPATCH
+#define NPY_MTARGETS_CONF_DISPATCH(TEST_CB, EXEC_CB, ...) \\
+NPY__MTARGETS_EXPAND(EXEC_CB((TEST_CB(X86_V2)&&TEST_CB(X86_V3)&&TEST_CB(X86_V4)), X86_V4, __VA_ARGS__)) \\
+NPY__MTARGETS_EXPAND(EXEC_CB((TEST_CB(X86_V2)&&TEST_CB(X86_V3)), X86_V3, __VA_ARGS__))
+"""
+CONFIG = '#define NPY_WITH_CPU_BASELINE "X86_V2"\n\n#define NPY_WITH_CPU_DISPATCH "X86_V3 X86_V4"\n'
+
+
+def fake_build(root: Path, v4_flags: str = "-mavx512f", header: str = HEADER) -> Path:
+    """A build dir as ``meson setup`` leaves it, as far as the dump reads it."""
+    (root / "numpy" / "_core").mkdir(parents=True)
+    (root / "meson_cpu").mkdir()
+    line = "gcc -I../numpy/_core -O2 -msse4.2 -DNPY_HAVE_X86_V2 {} -o x.o -c ../numpy/_core/src/k.dispatch.c"
+    commands = [{"file": "../numpy/_core/src/k.dispatch.c", "command": line.format(t)} for t in
+                ["-DNPY_MTARGETS_BASELINE", "-mavx2 -DNPY_HAVE_X86_V3 -DNPY_MTARGETS_CURRENT=X86_V3",
+                 f"{v4_flags} -DNPY_HAVE_X86_V4 -DNPY_MTARGETS_CURRENT=X86_V4"]]
+    commands.append({"file": "../numpy/_core/src/plain.c", "command": "gcc -msse4.2 -DNPY_HAVE_X86_V2 -c plain.c"})
+    (root / "compile_commands.json").write_text(json.dumps(commands))
+    (root / "numpy" / "_core" / "k.dispatch.h").write_text(header)
+    (root / "meson_cpu" / "npy_cpu_dispatch_config.h").write_text(CONFIG)
+    return root
+
+
+def test_a_dump_holds_each_objects_flags_each_headers_tests_and_the_config(tmp_path: Path) -> None:
+    log = "meson_cpu/meson.build:203: WARNING: CPU Feature \"SSE41\" is redirected\nnumpy/meson.build:1: WARNING: BLAS"
+    d = compare_builds.dump(fake_build(tmp_path), log)
+    assert d["objects"]["k.dispatch.c:X86_V4"] == ["-DNPY_HAVE_X86_V2", "-DNPY_HAVE_X86_V4",
+                                                   "-DNPY_MTARGETS_CURRENT=X86_V4", "-mavx512f", "-msse4.2"]
+    assert sorted(d["objects"]) == ["k.dispatch.c:X86_V3", "k.dispatch.c:X86_V4", "k.dispatch.c:baseline"]
+    assert d["sources"] == {"numpy/_core/src/plain.c": ["-DNPY_HAVE_X86_V2", "-msse4.2"]}
+    assert d["headers"]["k.dispatch.h"] == {"baseline": True, "dispatch": [
+        ["X86_V4", ["X86_V2", "X86_V3", "X86_V4"]], ["X86_V3", ["X86_V2", "X86_V3"]]]}
+    assert compare_builds.config_names(d["config"]) == {"BASELINE": ["X86_V2"], "DISPATCH": ["X86_V3", "X86_V4"]}
+    assert d["messages"] == ['WARNING: CPU Feature "SSE41" is redirected']  # numpy's own BLAS warning is not CPU's
+    assert compare_builds.differences(d, d) == []
+
+
+def test_each_difference_is_named(tmp_path: Path) -> None:
+    fork = compare_builds.dump(fake_build(tmp_path / "a"))
+    ccopt = compare_builds.dump(fake_build(tmp_path / "b", "-mavx512f -mavx512bw",
+                                           HEADER.replace("TEST_CB(X86_V2)&&", "")))
+    assert compare_builds.differences(fork, ccopt) == [
+        "object k.dispatch.c:X86_V4: fork only [], ccopt only ['-mavx512bw']",
+        'header k.dispatch.h: fork {"baseline": true, "dispatch": [["X86_V4", ["X86_V2", "X86_V3", "X86_V4"]], '
+        '["X86_V3", ["X86_V2", "X86_V3"]]]}, ccopt {"baseline": true, "dispatch": [["X86_V4", ["X86_V3", "X86_V4"]], '
+        '["X86_V3", ["X86_V3"]]]}']
+    refused = compare_builds.dump(tmp_path / "c", "meson_cpu/meson.build:212:8: ERROR: Invalid token", False)
+    assert compare_builds.differences(fork, refused) == [
+        "setup: fork configured [], ccopt refused ['ERROR: Invalid token']"]
+
+
+def test_a_cross_file_names_the_target_and_answers_numpys_run_check(tmp_path: Path) -> None:
+    text = configure_numpy.cross_file(configure_numpy.PLATFORMS["s390x"], tmp_path / "s390x.ini").read_text()
+    assert "c = 's390x-linux-gnu-gcc'" in text and "endian = 'big'" in text
+    assert "longdouble_format = 'IEEE_QUAD_BE'" in text and "skip_sanity_check" not in text
+    assert configure_numpy.Case("2.5.5", "i686", ("-Dc_args=-march=haswell", "-Dcpu-baseline-detect=auto")).id == (
+        "2.5.5-i686-c_args--march-haswell_cpu-baseline-detect-auto")

@@ -148,7 +148,7 @@ def scale_goals(b: Bench, ratios: dict[str, float], ranges: dict[str, list[float
         if name in ratios:
             v = ratios[name]
             miss = "" if v <= limit else f": {v / limit:.2f}x over the target"
-            out.append(goal(key, v, v <= limit, ratio_text(ratios, ranges, name, "") + miss))
+            out.append(goal(key, v, v <= limit, ratio_text(ratios, ranges, name, "").strip() + miss))
         else:
             out.append(goal(key, None, None, f"N={n} not measured"))
     measured = [(n, phase) for n in b.scale.get("sizes", []) for phase in ("setup", "reconfigure", "regen")

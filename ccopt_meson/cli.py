@@ -371,7 +371,7 @@ COMMANDS: dict[str, Command] = {
     "features": ("print the feature table of an architecture", _features_parser, cmd_features),
     "flush": ("delete a build directory's feature cache; the next ninja reconfigures", _builddir_parser, cmd_flush),
     "report": ("print what a configured build directory uses", _report_parser, cmd_report),
-    "setup": ("run 'meson setup ARGS', flushing first on --wipe/--clearcache", _setup_parser, cmd_setup),
+    "setup": ("run 'meson setup ARGS', flushing first on --reconfigure/--wipe/--clearcache", _setup_parser, cmd_setup),
     "configure": ("(used by meson.build) detect and write ccopt_config.h", _configure_parser, cmd_configure),
     "targets": ("(used by meson.build) targets of one dispatch source, and its header", _targets_parser, cmd_targets),
 }

@@ -176,7 +176,7 @@ def binary_identity(command: Sequence[str]) -> list[list[object]]:
     changes the identity; ctime and inode change when a file is rewritten in place even with its
     old size and mtime (``cp -p``, ``rsync -a``, ``tar x``), as ccache's ``compiler_check`` default
     does by mtime and size.  A wrapper's text names the compiler it runs, so repointing it is seen;
-    a wrapper that picks its compiler from a file it reads is not (``meson setup --reconfigure --clearcache``).
+    a wrapper that picks its compiler from a file it reads is not (``meson setup --reconfigure``).
     """
     out: list[list[object]] = []
     for real in resolved_programs(command):

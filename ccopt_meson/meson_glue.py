@@ -1,8 +1,8 @@
 """The commands ``meson.build`` runs (``configure``, ``targets``) and ``ccopt-meson setup``.
 
 This module owns everything about Meson: the line protocol ``meson.build``
-reads, the build-dir layout (``meson-private/coredata.dat``), how a
-``--clearcache`` is told from ninja's automatic regeneration.
+reads, the build-dir layout (``meson-private/coredata.dat``), how an explicit
+reconfigure is told from ninja's automatic regeneration.
 
 **Line protocol**: ``configure`` prints ``key<TAB>value`` lines and
 ``targets`` prints ``library<TAB>source<TAB>args`` lines; ``meson.build``
@@ -10,15 +10,16 @@ splits them at tabs and lists at spaces.  So no value may hold a tab or a line
 break, and no list item a space: names that would are refused where they
 enter (``check_field``), never passed on shifted.
 
-**Flush where Meson drops its own check results**: ``meson setup --clearcache`` (and
-``--wipe``, which starts from nothing); ``--reconfigure`` alone keeps them, and so keeps the
-feature cache, whose key covers every input a verdict depends on.  Meson runs ninja's automatic
-regeneration and ``meson setup`` through the same code path, and tells a ``run_command`` script
-nothing about which one it is.  What the helper can see is its parent, the Meson process: on
-Linux ``/proc/<ppid>/cmdline`` reads ``meson setup --reconfigure --clearcache BUILDDIR`` for the
-explicit case and ``meson --internal regenerate ...`` for ninja's.  Only the first flushes the
-cache.  Where ``/proc`` does not exist, ``ccopt-meson setup --clearcache`` flushes before
-starting Meson, and ``CCOPT_FLUSH=1`` forces a flush anywhere.
+**Flush on an explicit reconfigure**: ``meson setup --reconfigure`` (also with ``--clearcache``)
+flushes the feature cache and probes again, while ninja's automatic regeneration reuses it: a
+user who changed something the key cannot see (a wrapper that picks its compiler from a file it
+reads, a new assembler behind the same path) has one documented command that starts over.  Meson
+runs both through the same code path and tells a ``run_command`` script nothing about which one it
+is.  What the helper can see is its parent, the Meson process: on Linux ``/proc/<ppid>/cmdline``
+reads ``meson setup --reconfigure BUILDDIR`` for the explicit case and ``meson --internal
+regenerate ...`` for ninja's.  Only the first flushes the cache.  Where ``/proc`` does not exist,
+``ccopt-meson setup --reconfigure`` flushes before starting Meson, and ``CCOPT_FLUSH=1`` forces a
+flush anywhere.
 """
 
 from __future__ import annotations
@@ -43,10 +44,10 @@ if TYPE_CHECKING:
     StrPath = Union[str, "os.PathLike[str]"]
 
 __all__ = ["ConfigureOptions", "TargetsOptions", "Kernel", "kernel", "paired", "configure", "targets", "run_setup",
-           "clears_cache", "parent_argv", "configuring", "is_build_dir", "mark_for_reconfigure", "check_field",
+           "explicit_reconfigure", "parent_argv", "configuring", "is_build_dir", "mark_for_reconfigure", "check_field",
            "RESERVED_HEADERS"]
 
-FLUSH_FLAGS = ("--wipe", "--clearcache")  # where Meson drops its own compiler-check cache
+FLUSH_FLAGS = ("--reconfigure", "--wipe", "--clearcache")
 # Headers the subproject itself provides: a generated <source>.h must never shadow them.
 RUNTIME_TABLE = "ccopt_cpu_table.h"  # emit_runtime.HEADER_NAME, named here so a hit need not load the generator
 # Included ahead of every dispatched version (see _force_include): the build's kernel facts, the dispatch macros.
@@ -101,17 +102,13 @@ def parent_argv() -> list[str] | None:
     return [a.decode("utf-8", "replace") for a in raw.split(b"\0") if a]
 
 
-def clears_cache(argv: Sequence[str] | None) -> bool:
-    """Is this run part of ``meson setup --clearcache`` (or ``CCOPT_FLUSH`` set), not ninja's regeneration?
-
-    A plain ``--reconfigure`` keeps the feature cache as Meson keeps its own compiler checks
-    (``coredata.clear_cache`` runs for ``--clearcache`` only): every input of a verdict is in the
-    key, so a reconfigure of an unchanged build is a hit, not two compiler processes."""
+def explicit_reconfigure(argv: Sequence[str] | None) -> bool:
+    """Is this run part of ``meson setup --reconfigure`` (or ``CCOPT_FLUSH`` set), not ninja's regeneration?"""
     if os.environ.get("CCOPT_FLUSH", "") not in ("", "0"):
         return True
     if not argv or "--internal" in argv:
         return False
-    return "--clearcache" in argv
+    return any(a in ("--reconfigure", "--clearcache") for a in argv)
 
 
 def is_build_dir(path: StrPath) -> bool:
@@ -209,7 +206,7 @@ def _write_keyval(out_dir: StrPath, lang: str, lines: Sequence[tuple[str, str]],
 def configure(req: Request, opts: ConfigureOptions) -> int:
     """Detect for one language, write ``ccopt_config.h`` if asked, print the lines meson.build reads."""
     check_macros(req.macros.prefix, req.macros.style, opts.runtime)  # before anything runs or is written
-    flush = opts.flush or clears_cache(parent_argv())
+    flush = opts.flush or explicit_reconfigure(parent_argv())
     cache_dir = opts.build_dir or opts.output_dir
     det = pipeline.detect(req, build_dir=cache_dir, flush_first=flush)
     if opts.write_config:
@@ -516,7 +513,7 @@ def _meson_command() -> list[str]:
 
 
 def run_setup(args: Sequence[str]) -> int:
-    """``meson setup ARGS``; with --wipe/--clearcache the caches are flushed first."""
+    """``meson setup ARGS``; with --reconfigure/--wipe/--clearcache the caches are flushed first."""
     args = list(args[1:]) if args[:1] == ["--"] else list(args)
     flushing = any(a in FLUSH_FLAGS for a in args)
     for cand in (a for a in args if not a.startswith("-")) if flushing else ():

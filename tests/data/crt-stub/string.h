@@ -11,3 +11,5 @@ void *memcpy(void *d, const void *s, size_t n);
 char *strcpy(char *d, const char *s);
 char *strcat(char *d, const char *s);
 char *strpbrk(const char *s, const char *accept);
+char *strrchr(const char *s, int c);
+int _stricmp(const char *a, const char *b); /* the UCRT's; ccopt_cpu_info.c's --run-as check on Windows */

@@ -37,7 +37,7 @@ SNIPPETS: dict[str, tuple[str, str]] = {
     "consumer/test-loop": ("e3852f54ff52", HERE + "test_excerpts_are_part_of_the_snippet_they_quote"),
     "kernel/targets-in-source": ("a5841d242667", FRESH),
     "kernel/targets-files": ("916c36dd566f", FRESH),
-    "contributing/setup": ("8e72eecfd736", "tests/test_consistency.py::test_readme_test_command_is_what_ci_runs"),
+    "contributing/setup": ("fd1a132b2b66", "tests/test_consistency.py::test_readme_test_command_is_what_ci_runs"),
     "contributing/site": ("ed4b31c147d4", HERE + "test_site_builds_strictly"),
     "cross/aarch64.ini": ("5222ed656f6e", HERE + "test_cross_snippets_are_what_the_cross_tests_run"),
     "cross/build": ("00b80054ade4", HERE + "test_cross_snippets_are_what_the_cross_tests_run"),

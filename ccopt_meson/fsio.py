@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     StrPath = Union[str, "os.PathLike[str]"]
 
 
-__all__ = ["MARK", "read_bounded", "atomic_write", "read_head", "generated_by_us", "base_name", "show_path",
+__all__ = ["MARK", "running", "read_bounded", "atomic_write", "read_head", "generated_by_us", "base_name", "show_path",
            "temp_owner", "remove_stale_temp"]
 
 _counter = itertools.count()
@@ -146,7 +146,7 @@ def remove_stale_temp(folder: StrPath, name: str, min_age: float = 60.0) -> bool
     path = os.path.join(folder, name)
     try:
         st = os.lstat(path)
-        if not stat.S_ISREG(st.st_mode) or st.st_mtime > _now() - min_age or _running(pid):
+        if not stat.S_ISREG(st.st_mode) or st.st_mtime > _now() - min_age or running(pid):
             return False
         head = read_head(path, 512)
         if head is None or (head and MARK.encode() not in head):
@@ -163,7 +163,8 @@ def _now() -> float:
     return time.time()
 
 
-def _running(pid: int) -> bool:
+def running(pid: int) -> bool:
+    """Is a process with this id running (or might be: never guessed on Windows)? Scratch sweeps skip those."""
     if os.name != "posix":  # os.kill(pid, 0) would terminate the process on Windows: never guess there
         return True
     try:

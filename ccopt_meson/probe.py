@@ -329,7 +329,7 @@ def _sweep_stale_scratch() -> None:
         except OSError:
             continue
         if stat.S_ISDIR(st.st_mode) and st.st_uid == os.geteuid() and st.st_mtime < cutoff \
-                and not _alive(int(m.group(1))) and _marked(os.path.join(entry.path, SCRATCH_MARK)):
+                and not fsio.running(int(m.group(1))) and _marked(os.path.join(entry.path, SCRATCH_MARK)):
             shutil.rmtree(entry.path, ignore_errors=True)
 
 
@@ -339,16 +339,6 @@ def _marked(path: str) -> bool:
         return not os.path.islink(path) and fsio.read_head(path, 512) == fsio.MARK.encode()
     except OSError:
         return False
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:  # it exists, but belongs to someone else
-        return True
-    return True
 
 
 _current = threading.local()  # the Scratch whose process the calling thread is running (run_process reads it)

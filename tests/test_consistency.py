@@ -208,6 +208,16 @@ def test_records_are_the_namedtuples_typing_would_make() -> None:
     assert Feature._fields[0] == "name" and pickle.loads(pickle.dumps(Feature._field_defaults)) == {
         "runtime": {}, "probe_file": "", "detect": (), "flags_replace": ""}
     assert "__eq__" in vars(Project) and "__hash__" in vars(Project)  # a record's own methods are kept
+    assert Ours._make([4, "z"]) == (4, "z") and Ours.__match_args__ == ("a", "b") and Ours(a=5) == (5, "x")
+    for bad in ((), (1, "y", 2)):  # a call namedtuple refuses is refused
+        with pytest.raises(TypeError):
+            Ours(*bad)
+    with pytest.raises(TypeError):
+        Ours(1, a=2)
+    with pytest.raises(TypeError):
+        Ours(1, c=2)
+    with pytest.raises(ValueError):
+        Ours(1)._replace(c=2)
     with pytest.raises(TypeError, match="without a default follows"):
         class Bad(NamedTuple):
             a: int = 1

@@ -406,11 +406,16 @@ def _library(prefix: str, target: dispatch.Target, policies: frozenset[str]) -> 
     return f"{prefix}_{target.name}{opt}{'_werror' if 'WERROR' in policies else ''}"
 
 
-def _target_args(det: Detection, target: dispatch.Target, opts: TargetsOptions) -> list[str]:
-    """What the library adds to the dependency's args: no baseline flag twice, no -O3 Meson already gives."""
+def _given_args(det: Detection, opts: TargetsOptions) -> frozenset[str]:
+    """What every library already gets: the dependency's baseline args and Meson's own -O3."""
     given = set(det.baseline_args())
     if opts.optimization == "3":  # Meson's highest level already is what $maxopt asks for
         given |= set(det.policy.opt)
+    return frozenset(given)
+
+
+def _target_args(det: Detection, target: dispatch.Target, given: frozenset[str]) -> list[str]:
+    """What the library adds to the dependency's args (``given``): no baseline flag twice, no -O3 twice."""
     return [*_force_include(det), *(a for a in target.args if a not in given)]
 
 
@@ -448,20 +453,23 @@ def targets(opts: TargetsOptions) -> int:
                          "libraries (PREFIX_TARGET) and a file in the build directory")
     _check_one_call_per_prefix(out_dir, opts.prefix, [k.source for k in kernels])
     # every header path is checked before any is written
+    made: dispatch.Made = {}
     plan = [(k, None if "NOHEADER" in k.statement.policies else _header_path(k.source, out_dir),
-             dispatch.select(k.statement, det)) for k in kernels]
+             dispatch.select(k.statement, det, made)) for k in kernels]
     for k, _, chosen in plan:
         _check_something_is_built(k, chosen, det)
     sys.stderr.write("".join(f"ccopt-meson: note: {n}\n" for n in _dropped_targets(kernels, det)))
     groups: dict[str, tuple[list[str], list[str], str, int]] = {}  # library -> (args, sources, target, rank)
+    given = _given_args(det, opts)
     for k, header, chosen in plan:
         if header is not None:
             emit.write_if_changed(header, emit.source_header(det, k.source, chosen, k.origin))
         for t in chosen:
-            rank = det.table.rank(t.members) if det.table is not None and t.members else 0
-            args, sources, _, _ = groups.setdefault(_library(opts.prefix, t, k.statement.policies),
-                                                    (_target_args(det, t, opts), [], t.name, rank))
-            sources.append(k.source)
+            library = _library(opts.prefix, t, k.statement.policies)
+            if library not in groups:  # the first source's target names the library's args
+                rank = det.table.rank(t.members) if det.table is not None and t.members else 0
+                groups[library] = (_target_args(det, t, given), [], t.name, rank)
+            groups[library][1].append(k.source)
     # Baseline first, then ascending: a linker keeps the first definition of a duplicate inline or
     # template symbol (C++ COMDAT), which must be the lowest version's code, as numpy's fork links them.
     # The target last: a field added after those a consumer already splits (ccopt-cpu-info --run-as takes it).

@@ -354,6 +354,16 @@ def scale_lines(doc: dict[str, Any]) -> list[str]:
             lines.append(f"| {n} | {labels[v]} | {c['setup_processes']} | {c['build_processes']} "
                          f"({c['objects']}, {c['libraries']}) | {c['regen_processes']} ({c['regen_recompiled']}) | "
                          f"{helper} |")
+    if all("meson_targets" in c for n in sc["sizes"] for c in sc["counts"][str(n)].values()):
+        lines += ["", "What each variant adds to Meson's model of the build (`meson introspect` of the counting "
+                  "build directory):", "",
+                  "| N | Variant | build targets | subproject options | `build.ninja` edges |",
+                  "| --- | --- | --- | --- | --- |"]
+        for n in sc["sizes"]:
+            for v in variants:
+                c = sc["counts"][str(n)][v]
+                lines.append(f"| {n} | {labels[v]} | {c['meson_targets']} | {c['subproject_options']} | "
+                             f"{c['ninja_edges']} |")
     for n, prof in sc.get("profiles", {}).items():
         lines += ["", f"Where a cold setup's time goes at N={n} (cProfile of the Meson process, `--profile-self`; "
                   "seconds and share of the profiled process's wall time; below the first rows, cumulative time of "

@@ -16,6 +16,7 @@ process) and is summarised by where the time goes.
 
 from __future__ import annotations
 
+import json
 import os
 import pstats
 import re
@@ -84,6 +85,7 @@ def count(v: Variant) -> dict[str, Any]:
     c["setup_processes"] = logged(log)
     if v.name == "ccopt":
         c["setup_helper_processes"] = helper_runs(v.src / "build-count")
+    c.update(model(v, "build-count"))
     log.write_text("")
     _, out = v.ninja("build-count", env=env)
     c["build_processes"] = logged(log)
@@ -104,6 +106,17 @@ def count(v: Variant) -> dict[str, Any]:
     if "no work to do" not in out:
         raise BenchError(f"ninja found work in a built {v.src}/build-count:\n{out[-2000:]}")
     return c
+
+
+def model(v: Variant, build: str) -> dict[str, int]:
+    """What a variant adds to Meson's own model of the build: its build targets, the options of its
+    subprojects (``name:option``), and the edges of the ``build.ninja`` Meson writes and ninja loads."""
+    _, targets = v.meson_run("introspect", build, "--targets")
+    _, options = v.meson_run("introspect", build, "--buildoptions")
+    edges = sum(1 for line in (v.src / build / "build.ninja").read_text().splitlines() if line.startswith("build "))
+    return {"meson_targets": len(json.loads(targets)),
+            "subproject_options": sum(1 for o in json.loads(options) if ":" in o["name"]),
+            "ninja_edges": edges}
 
 
 def profile(v: Variant) -> dict[str, Any]:

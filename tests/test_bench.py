@@ -95,6 +95,10 @@ def test_quick_benchmark_writes_its_record(tmp_path: Path) -> None:
     assert counts["ccopt"]["regen_helper_processes"] == 2 and counts["ccopt"]["setup_processes"] >= 1
     assert counts["plain"]["objects"] == 3  # two kernels and main.c, once
     assert counts["ccopt"]["objects"] > counts["simd"]["objects"] > counts["plain"]["objects"]
+    # Meson's model: the subproject's options and run-time targets are ccopt's alone
+    assert counts["ccopt"]["subproject_options"] > 0 == counts["simd"]["subproject_options"]
+    assert counts["ccopt"]["meson_targets"] > counts["plain"]["meson_targets"] >= 2
+    assert counts["ccopt"]["ninja_edges"] > counts["plain"]["ninja_edges"] > 0
     prof = scale["profiles"]["2"]["ccopt"]
     assert prof["total_s"] > 0 and any("interpreting" in k for k in prof["spots_s"])
     assert "numpy_fork" in doc["skipped"]

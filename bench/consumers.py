@@ -42,7 +42,7 @@ SIMD_ISETS = {"SSSE3": "ssse3", "SSE41": "sse41", "SSE42": "sse42", "AVX": "avx"
 BASELINE = ("SSE", "SSE2", "SSE3")
 BASELINE_FLAGS = ("-msse", "-msse2", "-msse3")
 
-Target = Union[str, list]  # a feature name, or a multi-feature target [A, B]
+Target = Union[str, "list[str]"]  # a feature name, or a multi-feature target [A, B]
 
 
 @dataclass(frozen=True)

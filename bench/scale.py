@@ -170,8 +170,10 @@ def bench_scale(b: Bench, sizes: list[int], fork_tree: Path | None) -> None:
 
 def time_phases(b: Bench, n: int, variants: dict[str, Variant]) -> None:
     def phase(name: str, action: Callable[[Variant], float]) -> None:
-        b.rounds({f"scale{n}_{name}_{v}": (f"N={n} {PHASES[name]}: {consumers.LABELS[v]}",
-                                           (lambda _, var=var: action(var)))
+        def timed(var: Variant) -> Callable[[int], float]:
+            return lambda _: action(var)
+
+        b.rounds({f"scale{n}_{name}_{v}": (f"N={n} {PHASES[name]}: {consumers.LABELS[v]}", timed(var))
                   for v, var in variants.items()})
 
     phase("setup", lambda v: v.setup())

@@ -153,3 +153,30 @@ def test_scale_goals_say_by_how_much(tmp_path: Path) -> None:
     assert setup2["result"] == "MISS" and "1.04x over the target" in setup2["measured"]
     assert setup60["result"] == "MISS" and "1.38x over the target" in setup60["measured"]
     assert fork["result"] == "MISS" and fork["value"] == 1.1 and "N=2 regen 0.50x" in fork["measured"]
+
+
+def test_the_fork_comes_from_the_one_numpy_fetcher(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """bench.numpy_fork takes the sdist from examples/numpy/prepare_numpy.py's fetch (the index's file,
+    sha256-pinned, nothing built), unpacks only the parts a consumer needs, once, and never half."""
+    import io
+    import tarfile
+
+    from bench import numpy_fork
+
+    prepare = numpy_fork._prepare_numpy()
+    sdist = tmp_path / "numpy-2.2.6.tar.gz"
+    with tarfile.open(sdist, "w:gz") as tar:
+        for name in ("meson_cpu/meson.build", "vendored-meson/meson/meson.py", "numpy/_core/meson.build"):
+            data = b"# part\n"
+            info = tarfile.TarInfo(f"numpy-2.2.6/{name}")
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    calls: list[str] = []
+    monkeypatch.setattr(prepare, "fetch", lambda version: calls.append(version) or sdist)
+    cache = tmp_path / "cache"
+    tree = numpy_fork.fetch(cache, {})
+    assert calls == ["2.2.6"] and (tree / "meson_cpu" / "meson.build").is_file()
+    assert not (tree / "numpy" / "_core").exists()  # only the parts
+    assert (tree / ".complete").read_text().strip() == prepare.release("2.2.6").sha256
+    assert numpy_fork.fetch(cache, {}) == tree and calls == ["2.2.6"]  # unpacked once
+    assert [p.name for p in cache.iterdir()] == ["numpy-2.2.6"]  # no partial tree left beside it

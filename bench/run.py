@@ -98,7 +98,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--scale", type=sizes_list, default=None, metavar="N,...",
                    help=f"numbers of dispatch sources of the scale part (default: {FULL_SIZES}; --quick: 2)")
     p.add_argument("--no-fork", action="store_true", help="leave numpy's Meson fork out of the scale part")
-    p.add_argument("--cache", type=Path, default=None, help="where the parts of numpy's sdist the fork variant needs are unpacked (default: OUT/cache; the sdist itself is kept where examples/numpy/prepare_numpy.py keeps it)")
+    p.add_argument("--cache", type=Path, default=None,
+                   help="where the parts of numpy's sdist the fork variant needs are unpacked (default: OUT/cache; "
+                        "the sdist itself is kept where examples/numpy/prepare_numpy.py keeps it)")
     p.add_argument("--plot", nargs=2, type=Path, metavar=("JSON", "PNG"), help=argparse.SUPPRESS)
     ns = p.parse_args(argv)
     if ns.reps < 1:

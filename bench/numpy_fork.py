@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import shutil
 import sys
-import tarfile
 from pathlib import Path
 from types import ModuleType
 
@@ -27,17 +26,18 @@ PARTS = ("vendored-meson/meson/meson.py", "vendored-meson/meson/mesonbuild/", "m
 
 
 def _prepare_numpy() -> ModuleType:
-    sys.path.insert(0, str(ROOT / "examples" / "numpy"))
+    """examples/numpy/prepare_numpy.py, the one fetcher and unpacker of numpy's sdists."""
+    path = str(ROOT / "examples" / "numpy")
+    sys.path.insert(0, path)
     try:
         import prepare_numpy  # type: ignore[import-not-found]
     finally:
-        sys.path.pop(0)
+        sys.path.remove(path)
     return prepare_numpy  # type: ignore[no-any-return]
 
 
-def fetch(cache: Path, env: dict[str, str]) -> Path:
+def fetch(cache: Path) -> Path:
     """The unpacked parts (``<cache>/numpy-2.2.6``), unpacked once from the pinned, cached sdist."""
-    del env  # the fetcher reads $PIP_INDEX_URL and the cache location from this process's environment
     tree = cache / f"numpy-{VERSION}"
     prepare = _prepare_numpy()
     pin = prepare.release(VERSION).sha256
@@ -46,25 +46,13 @@ def fetch(cache: Path, env: dict[str, str]) -> Path:
         return tree
     try:
         sdist = prepare.fetch(VERSION)
-    except SystemExit as exc:  # prepare_numpy's one-line FetchError
-        raise BenchError(str(exc)) from exc
-    tmp = cache / f".numpy-{VERSION}.partial"
-    for old in (tmp, tree):
-        if old.exists():
-            shutil.rmtree(old)
-    cache.mkdir(parents=True, exist_ok=True)
-    prefix = f"numpy-{VERSION}/"
-    with tarfile.open(sdist) as tar:
-        members = [m for m in tar.getmembers()
-                   if m.name.startswith(prefix) and m.name[len(prefix):].startswith(PARTS)]
-        for m in members:
-            m.name = m.name[len(prefix):]
-        if hasattr(tarfile, "data_filter"):  # Python >= 3.9.17 / 3.11.4: refuse links and paths out of the tree
-            tar.extractall(tmp, members=members, filter="data")
-        else:
-            tar.extractall(tmp, members=members)
-    (tmp / ".complete").write_text(pin + "\n")
-    tmp.rename(tree)
+        cache.mkdir(parents=True, exist_ok=True)
+        if tree.exists():
+            shutil.rmtree(tree)
+        prepare.unpack(sdist, f"numpy-{VERSION}", tree, PARTS)
+        done.write_text(pin + "\n")
+    except (prepare.FetchError, OSError) as exc:
+        raise BenchError(f"numpy {VERSION}'s sdist for the fork variant: {exc}") from exc
     return tree
 
 

@@ -115,7 +115,7 @@ def fork_tree(b: Bench, ns: argparse.Namespace, out: Path) -> Path | None:
         return None
     try:
         b.say(f"\n[5] numpy {numpy_fork.VERSION}'s sdist (vendored-meson/, meson_cpu/)")
-        return numpy_fork.fetch((ns.cache or out / "cache").resolve(), b.env)
+        return numpy_fork.fetch((ns.cache or out / "cache").resolve())
     except BenchError as exc:
         b.skipped["numpy_fork"] = f"could not fetch numpy's sdist: {str(exc).splitlines()[0]}"
         b.say(f"  skipped: {b.skipped['numpy_fork']}")

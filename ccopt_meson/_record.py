@@ -82,6 +82,9 @@ else:
 
     def _make_class(name, ns):  # noqa: ANN001, ANN202
         fields = tuple(ns.get("__annotations__", {}))
+        bad = next((f for f in fields if f.startswith("_")), None)
+        if bad is not None:  # what collections.namedtuple refuses: a field would shadow _fields, _make, ...
+            raise ValueError(f"{name}: field names cannot start with an underscore: {bad!r}")
         defaults = {f: ns[f] for f in fields if f in ns}
         if defaults and any(f not in ns for f in fields[len(fields) - len(defaults):]):
             raise TypeError(f"{name}: a field without a default follows one with a default")
@@ -95,6 +98,8 @@ else:
                 raise AttributeError(f"cannot overwrite NamedTuple attribute {key}")
             if key not in _SKIPPED and key not in fields:
                 body[key] = value
+        if "__eq__" in ns and "__hash__" not in ns:  # a class body would set __hash__ = None; typing keeps tuple's
+            body["__hash__"] = tuple.__hash__
         return type(name, (tuple,), body)
 
     class _Meta(type):

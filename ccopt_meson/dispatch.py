@@ -27,12 +27,12 @@ if TYPE_CHECKING:
 
     from .tables import Project
 
-    # Targets already made for one detection, by (members or None for BASELINE, policy args, covered): the
-    # sources of one 'targets' call share a few targets, each made once (numpy's 200 sources: 10 of 356).
+    # Targets already made for one detection (select_all), by (members or None for BASELINE, policy args,
+    # covered)
     Made = Dict[Tuple[Optional[Tuple[str, ...]], Tuple[str, ...], bool], "Target"]
 
 __all__ = ["POLICIES", "Statement", "parse_text", "parse_targets", "parse_file", "render_statement", "Target", "select",
-           "target_name"]
+           "select_all", "target_name"]
 
 # NOHEADER: the source is compiled for its targets like any other, but gets no generated <source>.h: a file
 # of a project's own per-ISA layout (x86/pitch_sse.c beside its own pitch_sse.h), called through its own tables.
@@ -236,11 +236,19 @@ def policy_args(det: Detection, policies: frozenset[str]) -> list[str]:
     return extra
 
 
-def select(st: Statement, det: Detection, made: Made | None = None) -> list[Target]:
-    """The targets of one source for one build, highest first, then BASELINE if asked for.
+def select(st: Statement, det: Detection) -> list[Target]:
+    """The targets of one source for one build, highest first, then BASELINE if asked for."""
+    return _select(st, det, {})
 
-    ``made``: the targets of earlier sources of the same call, for the same ``det``."""
-    made = {} if made is None else made
+
+def select_all(statements: Sequence[Statement], det: Detection) -> list[list[Target]]:
+    """``select`` of each source of one call: a target several sources share is made once (numpy's 200
+    sources share 10 targets of 356)."""
+    made: Made = {}
+    return [_select(st, det, made) for st in statements]
+
+
+def _select(st: Statement, det: Detection, made: Made) -> list[Target]:
     extra = tuple(policy_args(det, st.policies))
     out: list[Target] = []
     if det.table is not None:

@@ -453,9 +453,8 @@ def targets(opts: TargetsOptions) -> int:
                          "libraries (PREFIX_TARGET) and a file in the build directory")
     _check_one_call_per_prefix(out_dir, opts.prefix, [k.source for k in kernels])
     # every header path is checked before any is written
-    made: dispatch.Made = {}
-    plan = [(k, None if "NOHEADER" in k.statement.policies else _header_path(k.source, out_dir),
-             dispatch.select(k.statement, det, made)) for k in kernels]
+    header_paths = [None if "NOHEADER" in k.statement.policies else _header_path(k.source, out_dir) for k in kernels]
+    plan = list(zip(kernels, header_paths, dispatch.select_all([k.statement for k in kernels], det)))
     for k, _, chosen in plan:
         _check_something_is_built(k, chosen, det)
     sys.stderr.write("".join(f"ccopt-meson: note: {n}\n" for n in _dropped_targets(kernels, det)))

@@ -174,9 +174,18 @@ def test_the_fork_comes_from_the_one_numpy_fetcher(tmp_path: Path, monkeypatch: 
     calls: list[str] = []
     monkeypatch.setattr(prepare, "fetch", lambda version: calls.append(version) or sdist)
     cache = tmp_path / "cache"
-    tree = numpy_fork.fetch(cache, {})
+    tree = numpy_fork.fetch(cache)
     assert calls == ["2.2.6"] and (tree / "meson_cpu" / "meson.build").is_file()
     assert not (tree / "numpy" / "_core").exists()  # only the parts
     assert (tree / ".complete").read_text().strip() == prepare.release("2.2.6").sha256
-    assert numpy_fork.fetch(cache, {}) == tree and calls == ["2.2.6"]  # unpacked once
+    assert numpy_fork.fetch(cache) == tree and calls == ["2.2.6"]  # unpacked once
     assert [p.name for p in cache.iterdir()] == ["numpy-2.2.6"]  # no partial tree left beside it
+
+    def offline(version: str) -> Path:
+        raise prepare.FetchError("cannot reach the index")
+
+    monkeypatch.setattr(prepare, "fetch", offline)
+    from bench.timing import BenchError
+
+    with pytest.raises(BenchError, match="cannot reach the index"):  # the bench skips the fork, one line
+        numpy_fork.fetch(tmp_path / "other")

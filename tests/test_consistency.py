@@ -218,6 +218,24 @@ def test_records_are_the_namedtuples_typing_would_make() -> None:
         Ours(1, c=2)
     with pytest.raises(ValueError):
         Ours(1)._replace(c=2)
+    import copy
+
+    from ccopt_meson.tables import table_for
+
+    feature = table_for("x86_64", "gcc").features["AVX2"]  # a module-level record: pickled, copied, compared
+    assert pickle.loads(pickle.dumps(feature)) == feature == copy.deepcopy(feature) == copy.copy(feature)
+    assert type(pickle.loads(pickle.dumps(feature))) is Feature and hash(Ours(1)) == hash(Theirs(1))
+
+    class Equal(NamedTuple):  # its own __eq__ without __hash__: typing.NamedTuple keeps tuple's hash
+        a: int
+
+        def __eq__(self, other: object) -> bool:
+            return isinstance(other, Equal) and self.a == other.a
+
+    assert hash(Equal(1)) == hash((1,))
+    with pytest.raises(ValueError, match="underscore"):
+        class Hidden(NamedTuple):
+            _fields: int  # type: ignore[misc]
     with pytest.raises(TypeError, match="without a default follows"):
         class Bad(NamedTuple):
             a: int = 1

@@ -55,6 +55,18 @@ def test_policies_add_flags(doc: Detection) -> None:
     assert t[1].name == "BASELINE" and "-DCCOPT_TARGET=BASELINE" in t[1].args
 
 
+def test_select_all_is_select_of_each_with_shared_targets_made_once(doc: Detection) -> None:
+    from ccopt_meson.dispatch import select_all
+
+    texts = ["$maxopt baseline avx2 sse41", "$maxopt baseline sse42 avx2", "baseline avx2", "$werror avx2"]
+    statements = [parse_text(f"/*@targets {t} */") for t in texts]
+    together = select_all(statements, doc)
+    assert together == [select(st, doc) for st in statements]
+    assert together[0][0] is together[1][0]  # the same target with the same policy args: made once
+    assert together[0][0] is not together[2][0] and together[0][0].args != together[2][0].args  # $maxopt's -O3
+    assert together[0][-1] is together[1][-1] and together[0][-1].name == "BASELINE"
+
+
 def test_comment_styles() -> None:
     assert parse_text("// @targets avx2\n// avx512f\nint x;").targets == (("AVX2",), ("AVX512F",))
     assert parse_text("/**\n * @targets\n * $maxopt avx2\n */").policies == frozenset({"MAXOPT"})

@@ -144,10 +144,16 @@ def fetch(version: str = CURRENT) -> Path:
     return sdist
 
 
-def unpack(sdist: Path, top: str, dest: Path) -> None:
+def unpack(sdist: Path, top: str, dest: Path, parts: tuple[str, ...] = ()) -> None:
+    """``top/`` of the sdist as ``dest``, whole or only the paths under it starting with one of ``parts``;
+    ``dest`` appears complete or not at all."""
     with tempfile.TemporaryDirectory(dir=dest.parent) as tmp, tarfile.open(sdist) as tar:
+        members = None
+        if parts:
+            members = [m for m in tar.getmembers() if m.name.startswith(f"{top}/")
+                       and m.name[len(top) + 1:].startswith(parts)]
         kwargs = {"filter": "data"} if hasattr(tarfile, "data_filter") else {}
-        tar.extractall(tmp, **kwargs)  # "data" refuses absolute paths and links out of the tree
+        tar.extractall(tmp, members=members, **kwargs)  # "data" refuses absolute paths and links out of the tree
         os.replace(Path(tmp) / top, dest)
 
 

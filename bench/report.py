@@ -364,6 +364,17 @@ def scale_lines(doc: dict[str, Any]) -> list[str]:
                 c = sc["counts"][str(n)][v]
                 lines.append(f"| {n} | {labels[v]} | {c['meson_targets']} | {c['subproject_options']} | "
                              f"{c['ninja_edges']} |")
+    for n, parts in sc.get("regen_parts", {}).items():
+        names = list(parts)
+        labels_in = list(dict.fromkeys(k for p in parts.values() for k in p))
+        lines += ["", f"Where a regeneration's time goes inside Meson at N={n} (`bench.meson_parts`: wall-clock timers "
+                  "around Meson's functions in the regenerating process, median ms over the rounds; the parts nest, "
+                  "so they overlap):", "",
+                  "| Part | " + " | ".join(labels[v] for v in names) + " |",
+                  "| --- | " + " | ".join("---" for _ in names) + " |"]
+        for label in labels_in:
+            lines.append(f"| {label} | " + " | ".join(f"{parts[v][label]:.1f}" if label in parts[v] else "–"
+                                                      for v in names) + " |")
     for n, prof in sc.get("profiles", {}).items():
         lines += ["", f"Where a cold setup's time goes at N={n} (cProfile of the Meson process, `--profile-self`; "
                   "seconds and share of the profiled process's wall time; below the first rows, cumulative time of "
@@ -456,7 +467,6 @@ def plot_scale(doc: dict[str, Any], png: Path) -> None:
         ax.set_title(titles[phase])
         ax.set_ylabel("seconds, median, min–max")
     ratios, ranges = doc["ratios"], doc["ratio_ranges"]
-    limits = {"setup": {"simd": 1.5}, "regen": {"simd": 1.3}}
     for ax, phase in zip(grid[1], SCALE_PHASES):
         for v in (x for x in SCALE_OTHERS if x in sc["variants"]):
             keys = [(n, f"scale{n}_{phase}_ccopt_over_{v}") for n in sc["sizes"]
@@ -468,8 +478,11 @@ def plot_scale(doc: dict[str, Any], png: Path) -> None:
             err = [[ratios[k] - ranges[k][0] for _, k in keys], [ranges[k][1] - ratios[k] for _, k in keys]]
             ax.errorbar(xs, meds, yerr=err, marker="o", capsize=3, color=colors[v],
                         label=f"a/{LETTERS[v]}: ccopt-meson over {sc['labels'][v].split(' ', 1)[1].replace('`', '')}")
-            if v in limits.get(phase, {}):
-                ax.axhline(limits[phase][v], color=colors[v], linestyle=":", linewidth=1)
+            # each goal (SCALE_GOALS) as a bar at its N: the highest ratio that meets it
+            for _, n, goal_phase, other, limit in SCALE_GOALS:
+                if goal_phase == phase and other == v and n in sc["sizes"]:
+                    ax.plot([n], [limit], marker="_", markersize=22, markeredgewidth=2, color=colors[v],
+                            linestyle="none")
         ax.axhline(1.0, color="black", linewidth=0.8)
         ax.set_title(f"{titles[phase]}: ratio of paired runs")
         ax.set_ylabel("ratio of medians, min–max over rounds")
@@ -481,7 +494,7 @@ def plot_scale(doc: dict[str, Any], png: Path) -> None:
     grid[1][0].legend(fontsize=8)
     axes[0].legend(fontsize=8)
     fig.suptitle(f"Meson at numpy scale on {doc['machine']['cpu']} ({doc['machine']['cores']} cores, shared): "
-                 "absolute figures are this machine's; dotted lines: the targets against unstable-simd", fontsize=11)
+                 "absolute figures are this machine's; short bars: the goals, at their N", fontsize=11)
     fig.tight_layout()
     fig.savefig(png, dpi=100)
 

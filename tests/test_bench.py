@@ -101,6 +101,10 @@ def test_quick_benchmark_writes_its_record(tmp_path: Path) -> None:
     assert counts["ccopt"]["ninja_edges"] > counts["plain"]["ninja_edges"] > 0
     prof = scale["profiles"]["2"]["ccopt"]
     assert prof["total_s"] > 0 and any("interpreting" in k for k in prof["spots_s"])
+    parts = scale["regen_parts"]["2"]  # Meson's parts of a regeneration: only ccopt runs a helper
+    helper = "run_command(): the helper runs"
+    assert parts["ccopt"][helper] > 0 and helper not in parts["simd"]
+    assert all(p["regeneration (interpreting, backend, saving)"] > 0 for p in parts.values())
     assert "numpy_fork" in doc["skipped"]
 
     md = (out / "results.md").read_text()

@@ -47,6 +47,7 @@ from . import fsio
 from ._record import TYPE_CHECKING, NamedTuple
 from .compiler import macro_satisfied, parse_macro_dump
 from .errors import CompilerError, InputError
+from .project import MAX_BYTES as PROBE_BYTES  # a features file's probe, and so any probe
 from .records import Outcome
 from .tables import DATA_DIR, PROBES_DIR, Table
 
@@ -522,8 +523,13 @@ class Session:
         with self._stage_lock:
             copy = self._staged.get(probe)
             if copy is None:
+                try:  # a project's probe is the user's input: read like every input, bounded, regular files only
+                    data = fsio.read_bounded(probe, PROBE_BYTES, "probe source")
+                except (FileNotFoundError, NotADirectoryError) as exc:
+                    raise InputError(f"probe source '{fsio.show_path(probe)}' does not exist (it was there when "
+                                     "the features were read); configure again") from exc
                 copy = self.scratch.dir / "probes" / probe_ref(probe)[0]
-                self.scratch.write(copy, probe.read_bytes())
+                self.scratch.write(copy, data)
                 self._staged[probe] = copy
             return copy
 

@@ -18,7 +18,7 @@ from typing import Any, Callable, Sequence
 import pytest
 
 from ccopt_meson import Request, fsio, tables
-from ccopt_meson.errors import CompilerError
+from ccopt_meson.errors import CompilerError, InputError
 from ccopt_meson.probe import (
     MAX_TIMEOUT,
     OUTPUT_CAP,
@@ -643,3 +643,22 @@ def test_a18_a_nearly_full_temp_dir_through_the_cli(tmp_path: Path) -> None:
         one_error(r, "No space left on device")
     finally:
         subprocess.run(["umount", str(tiny)], check=False)
+
+
+def test_a_probe_source_is_read_bounded_like_every_input(tmp_path: Path) -> None:
+    """Staging a probe into the scratch directory reads it through fsio.read_bounded: a FIFO put where a
+    project's probe was is one error line, not a hang, and a probe that went away says so."""
+    from ccopt_meson.probe import Session
+    from ccopt_meson.tables import compiler_spec
+
+    fifo = tmp_path / "fifo_probe.c"
+    os.mkfifo(fifo)
+    with Scratch(runner=lambda argv, timeout: ProcResult(0, "")) as scratch:
+        session = Session(scratch, ["gcc"], [], "c", compiler_spec("gcc").driver)
+        with pytest.raises(InputError, match="probe source .*fifo_probe.c.* FIFO"):
+            session.stage(fifo)
+        with pytest.raises(InputError, match="probe source .*gone.c' does not exist"):
+            session.stage(tmp_path / "gone.c")
+        real = tmp_path / "real.c"
+        real.write_text("int ccopt_probe_real(void) { return 0; }\n")
+        assert session.stage(real).read_text() == real.read_text()

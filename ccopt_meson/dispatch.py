@@ -252,8 +252,7 @@ def _select(st: Statement, det: Detection, made: Made) -> list[Target]:
     extra = tuple(policy_args(det, st.policies))
     out: list[Target] = []
     if det.table is not None:
-        project = det.table.project
-        alone = not st.baseline and "KEEP_BASELINE" not in st.policies and project is not None and project.keep_covered
+        alone = not st.baseline and "KEEP_BASELINE" not in st.policies and det.table.policies.keep_covered
         for members in _choose(st, det, det.table):
             covered = alone and all(n in det.baseline for n in members)
             made_key: tuple[tuple[str, ...] | None, tuple[str, ...], bool] = (members, extra, covered)
@@ -281,8 +280,7 @@ def _choose(st: Statement, det: Detection, table: Table) -> list[tuple[str, ...]
         if members not in chosen:
             chosen.append(members)
     # numpy's protocol: a list without 'baseline' has no fallback, so it keeps what the baseline covers
-    keep = "KEEP_BASELINE" in st.policies or (not st.baseline and table.project is not None
-                                               and table.project.keep_covered)
+    keep = "KEEP_BASELINE" in st.policies or (not st.baseline and table.policies.keep_covered)
     if not keep:
         chosen = [m for m in chosen if not all(n in baseline for n in m)]
     # mutual implication ties (e.g. MSVC's FMA3 <-> AVX2) keep the higher feature only

@@ -158,7 +158,7 @@ def numpy_dispatch_header(det: Detection, source: str, targets: Sequence[Target]
             raise InputError(f"dispatch source '{fsio.base_name(source)}': target {t.name} needs "
                              f"{', '.join(untestable)}, which the project's run-time cannot test (its features "
                              "file's 'max' does not list it); remove it from the target list or add it to 'max'")
-        if table.project is not None and table.project.owns:  # the project's own rule (numpy's 'detect')
+        if table.policies.own_detect:  # the project's own rule (numpy's 'detect')
             tests = table.detect_of(t.members)
         else:  # implied names the run-time does not know are implied by the hardware of a member it tests
             tests = [n for n in table.sort(table.closure(t.checks or t.members)) if known is None or n in known]

@@ -123,9 +123,8 @@ def _policy(req: Request, compiler_id: str) -> Policy:
 def _selection(expr: Expressions, table: Table, probed: Probed, notes: list[str]) -> tuple[set[str], set[str]]:
     base = evaluate(expr.baseline, table, probed.native, probed.detected, notes, "cpu-baseline")
     disp = evaluate(expr.dispatch, table, probed.native, probed.detected, notes, "cpu-dispatch")
-    project = table.project
-    if project is not None and project.dispatch_implied:  # numpy 2 closes its dispatch option (implicit_c)
-        limit = project.max_of(table.machine.family)
+    if table.policies.dispatch_implied:  # numpy 2 closes its dispatch option (implicit_c)
+        limit = table.project.max_of(table.machine.family) if table.project else None
         disp = {n for n in table.closure(disp) if limit is None or n in limit}
     return base, disp
 

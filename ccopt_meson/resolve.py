@@ -159,7 +159,7 @@ def evaluate(tokens: Sequence[Token], table: Table, native: Iterable[str], detec
             names = {tok.word}
         if tok.op == "+":
             selected |= names
-        elif table.project is not None and table.project.minus == "feature":
+        elif table.policies.minus == "feature":
             selected -= names
         else:
             selected = {s for s in selected if not (table.closure([s]) & names)}

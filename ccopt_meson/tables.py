@@ -39,6 +39,8 @@ __all__ = [
     "Table",
     "CompilerSpec",
     "Project",
+    "Policies",
+    "build_feature",
     "families",
     "machines",
     "machine_by_name",
@@ -162,8 +164,20 @@ class CompilerSpec(NamedTuple):
     version_macros: tuple[str, ...] = ()
 
 
+class Policies(NamedTuple):
+    """The rules a project's file may change, numpy's among them; the defaults are ccopt's own."""
+
+    dispatch_implied: bool = False  # cpu-dispatch's selection is closed under implication (numpy 2's parser)
+    minus: str = "successors"  # '-NAME' removes NAME and what implies it, or ('feature') NAME alone
+    keep_covered: bool = False  # a target list without 'baseline' keeps the targets the baseline covers
+    own_detect: bool = False  # a target's run-time test is the rows' 'detect' (numpy's), not ccopt's recipes
+
+
+DEFAULT_POLICIES = Policies()
+
+
 class Project(NamedTuple):
-    """A project's features file, as ``project.load`` read and checked it.
+    """A project's features file, as ``project.load`` read and checked it: one model, whichever keys the file used.
 
     Equal (and hashed) by its paths and the digest of its content and probes, so the tables
     made with it are cached per file version."""
@@ -171,18 +185,13 @@ class Project(NamedTuple):
     path: str  # resolved
     given: str  # as given, made absolute
     digest: str  # sha256 of the file and its probes
-    features: Mapping[str, tuple[Mapping[str, Any], ...]]  # raw records, by family
+    rows: Mapping[str, tuple[Mapping[str, Any], ...]]  # family -> every row it has (a family not named: none)
     groups: Mapping[str, tuple[tuple[str, ...], ...]]  # '#name' -> its targets
-    overrides: Mapping[str, Mapping[str, Mapping[str, Any]]] = {}  # family -> built-in name -> fields it replaces
     max: Mapping[str, tuple[str, ...]] = {}  # family -> the only names 'max' selects there
-    dispatch_implied: bool = False  # cpu-dispatch's selection is closed under implication (numpy 2's parser)
-    # The project's own feature set ('feature_set'): family -> every row it knows there (the built-in rows
-    # take no part); None when the file adds to the built-in tables instead.
-    owned: Mapping[str, tuple[Mapping[str, Any], ...]] | None = None
-    mins: Mapping[str, tuple[str, ...]] = {}  # machine -> what 'min' selects (an owned set only)
+    owns: bool = False  # the file states the project's whole set of names ('feature_set')
+    mins: Mapping[str, tuple[str, ...]] = {}  # machine -> what 'min' selects (an own set only)
     retired: Mapping[str, str] = {}  # a name the project no longer knows -> its successor ('' : none)
-    minus: str = "successors"  # '-NAME' removes NAME and what implies it, or ('feature') NAME alone
-    keep_covered: bool = False  # a target list without 'baseline' keeps the targets the baseline covers
+    policies: Policies = DEFAULT_POLICIES
 
     def _identity(self) -> tuple[str, str, str]:
         return (self.path, self.given, self.digest)
@@ -195,14 +204,6 @@ class Project(NamedTuple):
 
     def __hash__(self) -> int:
         return hash(self._identity())
-
-    def features_of(self, family: str) -> tuple[Mapping[str, Any], ...]:
-        return self.features.get(family, ())
-
-    @property
-    def owns(self) -> bool:
-        """Does the file state the project's whole set of names (its 'feature_set')?"""
-        return self.owned is not None
 
     def max_of(self, family: str) -> tuple[str, ...] | None:
         """The names 'max' is limited to in ``family``, None when it is not limited."""
@@ -303,27 +304,11 @@ def all_feature_names(project: Project | None = None) -> Mapping[str, tuple[str,
     return out
 
 
-def _features_of(family: str, project: Project | None) -> list[Mapping[str, Any]]:
-    """The raw feature records of a family: the built-in table's (with the project's overrides), then the
-    project's own."""
+def _features_of(family: str, project: Project | None) -> tuple[Mapping[str, Any], ...]:
+    """The rows of a family: the built-in table's, or the project's (``project.load`` made them complete)."""
     if project is None:
-        return list(raw_family(family)["features"])
-    if project.owned is not None:  # the project's own set: its rows only, in every family
-        return list(project.owned.get(family, ()))
-    changed = project.overrides.get(family, {})
-    return [*(_overridden(f, changed.get(f["name"])) for f in raw_family(family)["features"]),
-            *project.features_of(family)]
-
-
-def _overridden(raw: Mapping[str, Any], fields: Mapping[str, Any] | None) -> Mapping[str, Any]:
-    """A built-in record with a project's redefinition: each field given replaces the table's, ``flags``
-    per style."""
-    if not fields:
-        return raw
-    out = {**raw, **{k: v for k, v in fields.items() if k != "name"}}
-    if "flags" in fields:
-        out["flags"] = {**raw["flags"], **fields["flags"]}
-    return out
+        return tuple(raw_family(family)["features"])
+    return project.rows.get(family, ())
 
 
 def families_of(name: str, project: Project | None = None) -> tuple[str, ...]:
@@ -431,7 +416,7 @@ def _when_matches(when: Mapping[str, str], machine: str, style: str, compiler_id
     return all(wanted[k] == v for k, v in when.items())
 
 
-def _build_feature(
+def build_feature(
     raw: Mapping[str, Any], family: str, machine: str, spec: CompilerSpec, family_reason: str | None
 ) -> Feature:
     cur: dict[str, Any] = {
@@ -493,6 +478,11 @@ class Table(NamedTuple):
 
     def get(self, name: str) -> Feature:
         return self.features[name]
+
+    @property
+    def policies(self) -> Policies:
+        """The project's rules (numpy's policies), or ccopt's own."""
+        return self.project.policies if self.project is not None else DEFAULT_POLICIES
 
     def subject(self, name: str) -> Feature | ExtraCheck:
         """What a probe of ``name`` compiles: a feature, or an extra check (under its feature's flags)."""
@@ -564,16 +554,16 @@ def table_for(machine: str, compiler_id: str, project: Project | None = None) ->
 @_checked
 def _table_for(machine_name: str, compiler_id: str, project: Project | None) -> Table:
     machine = machine_by_name(machine_name)
-    if project is not None and project.owned is not None:  # 'min' is the project's too
+    if project is not None and project.owns:  # 'min' is the project's too
         machine = machine._replace(min=project.mins.get(machine.name, ()))
     raw = raw_family(machine.family)
     spec = compiler_spec(compiler_id)
     family_reason = raw["unsupported_styles"].get(spec.style)
-    feats = [_build_feature(f, machine.family, machine.name, spec, family_reason)
+    feats = [build_feature(f, machine.family, machine.name, spec, family_reason)
              for f in _features_of(machine.family, project)]
     feats.sort(key=lambda f: (f.interest, f.name))
     extras = {e["name"]: ExtraCheck(e["name"], machine.family, e["feature"]) for e in raw["extra_checks"]}
-    if project is not None and project.owned is not None:  # an own set's row owns the extra checks it lists
+    if project is not None and project.owns:  # an own set's row owns the extra checks it lists
         extras = {e: ExtraCheck(e, machine.family, f.name) for f in feats for e in f.extra_checks if e in extras}
     conflicts = tuple(compilers_data()["flag_conflicts"].get(spec.style, ()))
     return Table(

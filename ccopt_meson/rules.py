@@ -1,0 +1,219 @@
+"""The rules every feature row follows, whichever input stated it.
+
+A row comes from a built-in table, from a features file's additive keys (``features``, ``override``) or from its
+``feature_set``; ``project.load`` turns all three into one model (the rows of every family) and checks each rule
+here once, on that model.  The tests hold the built-in tables to the same rules.
+
+- a feature name is the schema's ``name`` (no ``__``, which joins the members of a target: ``FMA3__AVX2``) and no
+  keyword of either grammar;
+- a pattern (``flags_replace``, a ``detect`` item's ``replaces``) is a regular expression that runs in linear time;
+- a row's run-time test covers every built-in feature whose flags its own flags (with its implications') contain:
+  a row picked on the AVX2 bit alone must not compile FMA code.  A ``like`` row that inherits its test has it
+  widened to what its flags enable; a row that states its test is refused with the features to add.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+
+from ._record import TYPE_CHECKING
+from .schema import schema_file
+from .tables import Feature, build_feature, compiler_spec, compilers_data, picks_cpu, raw_family
+from .tokens import RESERVED, show
+
+if TYPE_CHECKING:
+    from typing import Any, Iterable, Mapping
+
+__all__ = ["bad_name", "unsafe_pattern", "INHERITED_RUNTIME", "WIDENED", "runtime_gaps", "widen_runtime", "covers",
+           "describe_gap", "MAX_PATTERN"]
+
+MAX_PATTERN = 200  # numpy's longest is 18 characters
+INHERITED_RUNTIME = " runtime of"  # a key no schema admits: the built-in row a 'like' row took its test from
+WIDENED = " runtime widened by"  # the features whose tests were added to an inherited one
+
+
+@functools.cache
+def _name() -> re.Pattern[str]:
+    return re.compile(schema_file("schema.json")["definitions"]["name"]["pattern"])
+
+
+def bad_name(name: str) -> str:
+    """Why ``name`` cannot be a feature's name ('' when it can)."""
+    if not _name().search(name):
+        return (f"'{show(name)}' is not a feature name: upper-case letters and digits, words joined by single '_' "
+                "('__' joins the members of a multi-feature target)")
+    if name in RESERVED:
+        return f"'{name}' is a keyword of cpu-baseline/cpu-dispatch or @targets, not a feature name; pick another name"
+    return ""
+
+
+# --------------------------------------------------------------------------- patterns in linear time
+
+
+def unsafe_pattern(text: str) -> str:
+    """Why ``text`` is not a pattern this project runs ('' when it is).
+
+    Patterns are matched at the start of a flag or a name (numpy's ``match``).  Python's engine backtracks, so a
+    repeated group (``(m+)+``) or two unbounded repetitions (``a*a*b``) can take exponential or polynomial time on
+    a long flag.  Allowed: literals, escapes, ``.``, classes, ``^``/``$``, non-repeated groups (``(?:a|b)``),
+    ``|``, ``?`` and ``*``/``+`` on one character or class, at most one ``*``/``+`` before the end (a trailing
+    ``.*`` is free: a match at the start stops there).  numpy's patterns (``.*SSE.*``, ``.*(?:mcpu=|vsx).*``) fit."""
+    if len(text) > MAX_PATTERN:
+        return f"is longer than {MAX_PATTERN} characters"
+    try:
+        re.compile(text)
+    except (re.error, RecursionError) as exc:
+        return f"is not a regular expression ({exc}); write it as Python's re module reads it"
+    unbounded = 0
+    i = 0
+    while i < len(text):
+        c = text[i]
+        if c == "\\":
+            if text[i + 1:i + 2].isdigit() or text[i + 1:i + 2] == "g":
+                return "refers back to a group (\\1), which can take exponential time; write the text out"
+            i = i + 2
+        elif c == "[":
+            i = _class_end(text, i)
+        elif c == "(":
+            if text[i + 1:i + 2] == "?" and text[i + 2:i + 3] != ":":
+                return "uses a group other than '( )' or '(?: )' (look-around, flags, names); write it without"
+            i = i + (3 if text[i + 1:i + 2] == "?" else 1)
+        elif c == ")":
+            if text[i + 1:i + 2] in ("*", "+", "?", "{"):
+                return "repeats a group, which can take exponential time on a long flag; repeat one character"
+            i = i + 1
+        elif c == "{":
+            return "uses a counted repetition '{m,n}'; write the characters out"
+        elif c in "*+":
+            rest = text[i + 1:].lstrip("?+")
+            if rest.strip(")$"):
+                unbounded += 1
+            i = i + 1
+        else:
+            i += 1
+    if unbounded > 1:
+        return (f"has {unbounded} repetitions ('*' or '+') before its end, which can take polynomial time on a long "
+                "flag; one is the most (a trailing '.*' does not count)")
+    return ""
+
+
+def _class_end(text: str, i: int) -> int:
+    """The index after the character class that starts at ``text[i]`` (compiled already: it is closed)."""
+    j = i + 1
+    if text[j:j + 1] == "^":
+        j += 1
+    if text[j:j + 1] == "]":
+        j += 1
+    while text[j] != "]":
+        j += 2 if text[j] == "\\" else 1
+    return j + 1
+
+
+# --------------------------------------------------------------------------- run-time tests against flags
+
+
+def covers(recipes: Iterable[Mapping[str, Any]], need: Mapping[str, Any]) -> bool:
+    """Do the run-time ``recipes`` together check everything the recipe ``need`` checks?"""
+    if need.get("always"):
+        return True
+    have = _union(recipes)
+    for key in ("cpuid", "hwcap", "hwcap2"):
+        if any(x not in have.get(key, []) for x in need.get(key, ())):
+            return False
+    if need.get("xcr0", 0) & ~have.get("xcr0", 0):
+        return False
+    return all(need[k] == have.get(k) for k in ("win_pf", "sysctl", "xcomp_perm") if k in need)
+
+
+def _union(recipes: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+    """One recipe that checks what each of ``recipes`` checks (None: two scalar checks cannot be one)."""
+    out: dict[str, Any] = {}
+    for r in recipes:
+        for key, value in r.items():
+            if key in ("cpuid", "hwcap", "hwcap2", "cpuinfo"):
+                out[key] = [*out.get(key, []), *(v for v in value if v not in out.get(key, []))]
+            elif key == "xcr0":
+                out[key] = out.get(key, 0) | value
+            elif key != "always":
+                out.setdefault(key, value)
+    return out
+
+
+def _machines(fam: str) -> tuple[str, ...]:
+    return tuple(m["name"] for m in raw_family(fam)["machines"])
+
+
+def _resolve(fam: str, rows: Iterable[Mapping[str, Any]], machine: str, cid: str) -> dict[str, Feature]:
+    spec = compiler_spec(cid)
+    if spec.style in raw_family(fam)["unsupported_styles"]:
+        return {}
+    return {r["name"]: build_feature(r, fam, machine, spec, None) for r in rows}
+
+
+@functools.cache
+def _builtin(fam: str, machine: str, cid: str) -> tuple[Feature, ...]:
+    """The built-in features that have instruction-set switches of their own (``-mfma``): what a row's flags are
+    read against.  A switch that picks a CPU or a level (``-march=``, ``/arch:``) enables more than its row
+    names, so only GNU-style switches count; rows for other styles state their implications instead."""
+    if compiler_spec(cid).style != "gnu":
+        return ()
+    return tuple(f for f in _resolve(fam, raw_family(fam)["features"], machine, cid).values()
+                 if f.flags and not f.disabled and f.runtime and not any(picks_cpu(x) for x in f.flags))
+
+
+def _closure(feats: Mapping[str, Feature], name: str) -> list[Feature]:
+    seen: dict[str, Feature] = {}
+    todo = [name]
+    while todo:
+        n = todo.pop()
+        if n in feats and n not in seen:
+            seen[n] = feats[n]
+            todo.extend(feats[n].implies)
+    return list(seen.values())
+
+
+def runtime_gaps(fam: str, rows: tuple[Mapping[str, Any], ...]) -> dict[str, dict[str, list[Feature]]]:
+    """Row name -> machine -> the built-in features its flags enable that its run-time test (with its
+    implications') does not check, over every compiler."""
+    out: dict[str, dict[str, list[Feature]]] = {}
+    for machine in _machines(fam):
+        for cid in compilers_data()["compilers"]:
+            feats = _resolve(fam, rows, machine, cid)
+            for name, f in feats.items():
+                if f.disabled or not f.runtime:
+                    continue
+                closure = _closure(feats, name)
+                flags = {x for c in closure for x in c.flags}
+                tested = [c.runtime for c in closure]
+                for b in _builtin(fam, machine, cid):
+                    if set(b.flags) <= flags and not covers(tested, b.runtime):
+                        found = out.setdefault(name, {}).setdefault(machine, [])
+                        found += [] if b in found else [b]
+    return out
+
+
+def widen_runtime(fam: str, rows: tuple[Mapping[str, Any], ...]) -> tuple[Mapping[str, Any], ...]:
+    """The rows, each ``like`` row whose inherited run-time test misses what its flags enable given one that
+    checks it too (LEVEL3 like AVX2 with ``-mfma``: AVX2's bit and FMA3's)."""
+    gaps = runtime_gaps(fam, rows)
+    for r in rows:
+        missing = gaps.get(r["name"])
+        if not missing or INHERITED_RUNTIME not in r:
+            continue
+        assert isinstance(r, dict)  # rows with an inherited test are the loader's own copies
+        own = r["runtime"]
+        r["runtime"] = {m: _union([own.get(m, own.get("*", {})), *(b.runtime for b in missing.get(m, ()))])
+                        for m in _machines(fam) if m in own or "*" in own}
+        r[WIDENED] = sorted({b.name for bs in missing.values() for b in bs})
+    return rows
+
+
+def describe_gap(name: str, missing: Mapping[str, list[Feature]]) -> str:
+    """The one line that refuses a row whose stated run-time test misses what its flags enable."""
+    machine, feats = next(iter(missing.items()))
+    names = ", ".join(b.name for b in feats)
+    flags = " ".join(dict.fromkeys(x for b in feats for x in b.flags))
+    return (f"{name}'s flags enable {names} ({flags}) on {machine}, which its run-time test does not check: a CPU "
+            f"without them would run its code; add their checks to its 'runtime' (as the built-in rows state them), "
+            "or drop those flags")

@@ -12,19 +12,20 @@ import io
 import os
 import sys
 
-from . import cache, fsio, pipeline, project
+from . import cache, fsio, pipeline, project, rules
 from ._record import TYPE_CHECKING
 from .errors import CcoptError, InputError, did_you_mean
 from .records import BASELINE_DETECT, DEFAULT_BASELINE, DEFAULT_DISPATCH, Detection, Macros, Request
+from .tables import data_file
 from .version import __version__
 
 if TYPE_CHECKING:
     import argparse
     from argparse import ArgumentParser as _Adder
     from pathlib import Path
-    from typing import Any, Callable, Sequence
+    from typing import Any, Callable, Mapping, Sequence
 
-    from .tables import Project
+    from .tables import Feature, Project
 
 __all__ = ["main", "run", "COMMANDS"]
 
@@ -231,11 +232,13 @@ def cmd_features(ns: argparse.Namespace) -> int:
     cid = ns.compiler_id or reference_compiler()
     table = table_for(machine, cid, proj)
     others = {c: table_for(machine, c, proj) for c in compilers_data()["compilers"]}
+    origin = {r["name"]: r for r in (proj.rows.get(table.machine.family, ()) if proj else ())}
     rows: dict[str, dict[str, Any]] = {
         n: {"interest": f.interest, "implies": list(f.implies), "flags": list(f.flags),
             "closure_flags": table.flags_for([n]), "group": list(f.group), "disabled": f.disabled,
             "runtime": dict(f.runtime), "families": list(families_of(n, proj)),
-            "flags_by_compiler": {c: None if t.get(n).disabled else list(t.get(n).flags) for c, t in others.items()}}
+            "flags_by_compiler": {c: None if t.get(n).disabled else list(t.get(n).flags) for c, t in others.items()},
+            **_resolved_from(f, origin.get(n, {}))}
         for n, f in table.features.items()}
     if ns.json:
         _print_json({"arch": machine, "compiler_id": cid, "min": list(table.machine.min), "features": rows})
@@ -245,6 +248,17 @@ def cmd_features(ns: argparse.Namespace) -> int:
         state = f"disabled: {r['disabled']}" if r["disabled"] else " ".join(r["flags"]) or "(no own flags)"
         print(f"  {n:<16} {r['interest']:>4}  implies {' '.join(r['implies']) or '-':<24} {state}")
     return 0
+
+
+def _resolved_from(f: Feature, row: Mapping[str, Any]) -> dict[str, Any]:
+    """What a row took from elsewhere, shown rather than hidden: the built-in row whose run-time test it inherited
+    and what widened that test; its headers, macros, probe and run-time test items as resolved."""
+    data, given = data_file(""), str(f.probe)
+    probe = os.path.relpath(given, data).replace(os.sep, "/") if given.startswith(data) else os.path.basename(given)
+    return {"headers": list(f.headers), "macros": list(f.macros), "probe": probe,
+            "detect": [list(d) for d in f.detect], "flags_replace": f.flags_replace,
+            "runtime_inherited_from": row.get(rules.INHERITED_RUNTIME),
+            "runtime_widened_by": row.get(rules.WIDENED, [])}
 
 
 def _build_dir(text: str) -> Path:

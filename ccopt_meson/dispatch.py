@@ -48,6 +48,7 @@ class Statement(NamedTuple):
     targets: tuple[tuple[str, ...], ...]  # each a single name or a multi-feature group, as written
     policies: frozenset[str]
     line: int
+    renamed: tuple[tuple[str, str], ...] = ()  # retired names of the project's file and what they stood for
 
 
 def _fail(where: str, line: int, message: str) -> DispatchSourceError:
@@ -99,6 +100,8 @@ class _Parser:
         self.where, self.line = where, line
         self.known = all_feature_names(project)
         self.groups = project.groups if project else {}
+        self.retired = project.retired if project else {}
+        self.renamed: list[tuple[str, str]] = []
         self.baseline = False
         self.policies: set[str] = set()
         self.targets: list[tuple[str, ...]] = []
@@ -119,7 +122,8 @@ class _Parser:
             raise self.fail("'(' is not closed in @targets")
         if self.unknown:
             raise self.fail(unknown_names(self.unknown, self.known, "target"))
-        return Statement(self.baseline, tuple(dict.fromkeys(self.targets)), frozenset(self.policies), self.line)
+        return Statement(self.baseline, tuple(dict.fromkeys(self.targets)), frozenset(self.policies), self.line,
+                         tuple(dict.fromkeys(self.renamed)))
 
     def _open(self, text: str, following: str) -> None:
         if self.group is not None:
@@ -141,6 +145,11 @@ class _Parser:
                 raise self.fail("'baseline' cannot be part of a group")
             self.baseline = True
             return
+        if up in self.retired:  # as in cpu-baseline/cpu-dispatch: the name it stands for, with a warning
+            self.renamed.append((up, self.retired[up]))
+            up = self.retired[up]
+            if not up:
+                return
         if up not in self.known:
             self.unknown.append((show(text), up))
         if self.group is not None:

@@ -382,6 +382,12 @@ def _check_something_is_built(k: Kernel, chosen: list[dispatch.Target], det: Det
                          "(or '$keep_baseline' to build those targets anyway)")
 
 
+def _renamed(k: Kernel) -> str:
+    """The warnings for a target list's retired names, as cpu-dispatch gives them."""
+    return "".join(f"ccopt-meson: warning: targets of {k.source}: {old} is no longer a feature name of this project"
+                   + (f"; it stands for {new}\n" if new else " and is ignored\n") for old, new in k.statement.renamed)
+
+
 def _dropped_targets(kernels: list[Kernel], det: Detection) -> list[str]:
     """One note per name of this machine in the target lists that the compiler cannot build, with its reason
     (on stderr, which Meson logs; ``message(r.stderr())`` shows it on the console)."""
@@ -458,6 +464,7 @@ def targets(opts: TargetsOptions) -> int:
     for k, _, chosen in plan:
         _check_something_is_built(k, chosen, det)
     sys.stderr.write("".join(f"ccopt-meson: note: {n}\n" for n in _dropped_targets(kernels, det)))
+    sys.stderr.write("".join(_renamed(k) for k in kernels))
     groups: dict[str, tuple[list[str], list[str], str, int]] = {}  # library -> (args, sources, target, rank)
     given = _given_args(det, opts)
     for k, header, chosen in plan:

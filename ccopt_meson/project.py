@@ -264,6 +264,9 @@ def _check_references(shown: str, fam: str, r: Mapping[str, Any], names: set[str
         if e not in extras:
             raise _error(shown, f"{where}: {r['name']}'s extra check '{e}' is not one of {fam}'s"
                          f"{did_you_mean(e, extras)}")
+    if not r.get("runtime"):  # the run-time would answer 0 on every CPU: code compiled and never called
+        raise _error(shown, f"{where}: {r['name']} has no run-time test; add 'runtime' (per machine or '*', as the "
+                     "built-in rows state it) or start from a built-in row with 'like'")
     machines = [m["name"] for m in raw_family(fam)["machines"]]
     unknown = [k for k in r.get("runtime", {}) if k != "*" and k not in machines]
     if unknown:

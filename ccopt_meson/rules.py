@@ -173,9 +173,10 @@ def _closure(feats: Mapping[str, Feature], name: str) -> list[Feature]:
     return list(seen.values())
 
 
-def runtime_gaps(fam: str, rows: tuple[Mapping[str, Any], ...]) -> dict[str, dict[str, list[Feature]]]:
+def runtime_gaps(fam: str, rows: tuple[Mapping[str, Any], ...], own_only: bool = False
+                 ) -> dict[str, dict[str, list[Feature]]]:
     """Row name -> machine -> the built-in features its flags enable that its run-time test (with its
-    implications') does not check, over every compiler."""
+    implications') does not check, over every compiler; ``own_only``: the features its own flags enable."""
     out: dict[str, dict[str, list[Feature]]] = {}
     for machine in _machines(fam):
         for cid in compilers_data()["compilers"]:
@@ -184,7 +185,7 @@ def runtime_gaps(fam: str, rows: tuple[Mapping[str, Any], ...]) -> dict[str, dic
                 if f.disabled or not f.runtime:
                     continue
                 closure = _closure(feats, name)
-                flags = {x for c in closure for x in c.flags}
+                flags = set(f.flags) if own_only else {x for c in closure for x in c.flags}
                 tested = [c.runtime for c in closure]
                 for b in _builtin(fam, machine, cid):
                     if set(b.flags) <= flags and not covers(tested, b.runtime):
@@ -196,7 +197,12 @@ def runtime_gaps(fam: str, rows: tuple[Mapping[str, Any], ...]) -> dict[str, dic
 def widen_runtime(fam: str, rows: tuple[Mapping[str, Any], ...]) -> tuple[Mapping[str, Any], ...]:
     """The rows, each ``like`` row whose inherited run-time test misses what its flags enable given one that
     checks it too (LEVEL3 like AVX2 with ``-mfma``: AVX2's bit and FMA3's)."""
-    gaps = runtime_gaps(fam, rows)
+    for own_only in (True, False):  # first what a row's own flags enable, then what its closure's still miss
+        _widen(fam, rows, runtime_gaps(fam, rows, own_only))
+    return rows
+
+
+def _widen(fam: str, rows: tuple[Mapping[str, Any], ...], gaps: Mapping[str, Mapping[str, list[Feature]]]) -> None:
     for r in rows:
         missing = gaps.get(r["name"])
         if not missing or INHERITED_RUNTIME not in r:
@@ -205,8 +211,7 @@ def widen_runtime(fam: str, rows: tuple[Mapping[str, Any], ...]) -> tuple[Mappin
         own = r["runtime"]
         r["runtime"] = {m: _union([own.get(m, own.get("*", {})), *(b.runtime for b in missing.get(m, ()))])
                         for m in _machines(fam) if m in own or "*" in own}
-        r[WIDENED] = sorted({b.name for bs in missing.values() for b in bs})
-    return rows
+        r[WIDENED] = sorted({*r.get(WIDENED, ()), *(b.name for bs in missing.values() for b in bs)})
 
 
 def describe_gap(name: str, missing: Mapping[str, list[Feature]]) -> str:

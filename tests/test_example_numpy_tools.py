@@ -25,6 +25,7 @@ sys.path.insert(0, str(ROOT / "examples" / "numpy"))
 import compare_builds  # noqa: E402
 import configure_numpy  # noqa: E402
 import prepare_numpy  # noqa: E402
+import toolchain  # noqa: E402
 
 SDIST = b"not really a tarball, but bytes with a known hash"
 
@@ -111,6 +112,28 @@ def test_unknown_versions_and_missing_ports_are_named(index: str, tmp_path: Path
     with pytest.raises(SystemExit, match=r"no port of numpy 9.9.9 here \(examples/numpy/9.9.9/numpy-ccopt.patch"):
         prepare_numpy.prepare(tmp_path, "9.9.9")
     assert Index.served == []  # refused before any download
+
+
+def fake_python(root: Path, name: str, minor: str, executable: bool = True) -> Path:
+    """pyenv's ``versions/<name>/bin/python<minor>``: a script that answers as CPython ``minor``."""
+    python = root / "versions" / name / "bin" / f"python{minor}"
+    python.parent.mkdir(parents=True)
+    python.write_text(f"#!/bin/sh\necho {minor}\n")
+    python.chmod(0o755 if executable else 0o644)
+    return python
+
+
+def test_f19_pyenv_pre_releases_rank_below_releases_and_non_executables_are_skipped(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("3.12.0rc1", "3.12.3rc1", "3.12-dev"):
+        fake_python(tmp_path, name, "3.12")
+    chosen = fake_python(tmp_path, "3.12.1", "3.12")
+    fake_python(tmp_path, "3.12.2", "3.12", executable=False)  # a PermissionError when run
+    monkeypatch.setenv("PYENV_ROOT", str(tmp_path))
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))  # no python3.12 on PATH
+    assert toolchain.find_python("3.12") == chosen
+    chosen.chmod(0o644)
+    assert toolchain.find_python("3.12") == tmp_path / "versions" / "3.12.3rc1" / "bin" / "python3.12"
 
 
 HEADER = """/* made up */

@@ -114,6 +114,33 @@ def test_unknown_versions_and_missing_ports_are_named(index: str, tmp_path: Path
     assert Index.served == []  # refused before any download
 
 
+def test_f21_a_bad_timeout_a_cache_that_is_a_file_and_a_linked_destination_are_one_line_each(
+        index: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for timeout in ("abc", "nan", "inf", "0", "-5"):  # nan disabled the limit
+        monkeypatch.setenv("CCOPT_NUMPY_FETCH_TIMEOUT", timeout)  # read when a download starts, not at import
+        with pytest.raises(SystemExit, match=rf"^prepare_numpy: CCOPT_NUMPY_FETCH_TIMEOUT='{timeout}' is not a "
+                                             r"number of seconds > 0 \(e.g. 600\)$"):
+            prepare_numpy.fetch("9.9.9")
+    monkeypatch.setenv("CCOPT_NUMPY_FETCH_TIMEOUT", "30")
+    (tmp_path / "file").write_text("mine\n")
+    monkeypatch.setenv("CCOPT_NUMPY_CACHE", str(tmp_path / "file"))
+    with pytest.raises(SystemExit, match=r"^prepare_numpy: the cache \S+/file cannot be a directory \(File exists\); "
+                                         r"set CCOPT_NUMPY_CACHE to a directory$"):
+        prepare_numpy.fetch("9.9.9")
+    target = tmp_path / "elsewhere"
+    target.mkdir()
+    (tmp_path / "dest").symlink_to(target)
+    (tmp_path / "tree").mkdir()
+    (tmp_path / "tree" / "kept").write_text("mine\n")
+    (target / "numpy-9.9.9-fork").symlink_to(tmp_path / "tree")
+    for dest in (tmp_path / "dest", target):  # DEST a link; DEST/numpy-9.9.9-fork a link
+        with pytest.raises(SystemExit, match=r"^prepare_numpy: \S+ is a symbolic link \(to \S+\); refusing to write "
+                                             "through it: name a directory that is not a link$"):
+            prepare_numpy.prepare(dest, "9.9.9", fork=True)
+    assert (tmp_path / "tree" / "kept").read_text() == "mine\n" and Index.served == []
+    assert (tmp_path / "file").read_text() == "mine\n"
+
+
 def fake_python(root: Path, name: str, minor: str, executable: bool = True) -> Path:
     """pyenv's ``versions/<name>/bin/python<minor>``: a script that answers as CPython ``minor``."""
     python = root / "versions" / name / "bin" / f"python{minor}"

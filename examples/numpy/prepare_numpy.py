@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import math
 import os
 import shutil
 import subprocess
@@ -51,7 +52,7 @@ RELEASES = {
     "2.2.6": Release("e29554e2bef54a90aa5cc07da6ce955accb83f21ab5de01a62c8478897b264fd", "3.10"),
 }
 CURRENT = "2.5.5"  # numpy's current release
-FETCH_TIMEOUT = float(os.environ.get("CCOPT_NUMPY_FETCH_TIMEOUT", "600"))  # seconds for the whole download
+FETCH_TIMEOUT = 600.0  # seconds for the whole download unless $CCOPT_NUMPY_FETCH_TIMEOUT says otherwise
 STALL_TIMEOUT = 60.0  # seconds without a byte
 
 
@@ -62,11 +63,39 @@ class FetchError(SystemExit):
         super().__init__(f"prepare_numpy: {message}")
 
 
+class Deadline(NamedTuple):
+    at: float  # time.monotonic() by which the download has to end
+    seconds: float  # the limit it was set from, for the message
+
+
+def fetch_deadline() -> Deadline:
+    """Now plus ``$CCOPT_NUMPY_FETCH_TIMEOUT`` (a finite number of seconds > 0), else plus FETCH_TIMEOUT."""
+    text = os.environ.get("CCOPT_NUMPY_FETCH_TIMEOUT", "")
+    try:
+        seconds = float(text) if text else FETCH_TIMEOUT
+    except ValueError:
+        seconds = math.nan
+    if not (math.isfinite(seconds) and seconds > 0):  # nan compares false with everything: no limit at all
+        raise FetchError(f"CCOPT_NUMPY_FETCH_TIMEOUT={text!r} is not a number of seconds > 0 (e.g. 600)")
+    return Deadline(time.monotonic() + seconds, seconds)
+
+
 def cache_dir() -> Path:
     if os.environ.get("CCOPT_NUMPY_CACHE"):
         return Path(os.environ["CCOPT_NUMPY_CACHE"])
     base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
     return Path(base) / "ccopt-meson"
+
+
+def cache_root() -> Path:
+    """cache_dir(), made when it is missing; one line when it cannot be a directory."""
+    root = cache_dir()
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+    except OSError as e:  # a file in its place (FileExistsError) or on its path (NotADirectoryError), no permission
+        raise FetchError(f"the cache {root} cannot be a directory ({e.strerror}); set CCOPT_NUMPY_CACHE "
+                         "to a directory") from None
+    return root
 
 
 def sha256(path: Path) -> str:
@@ -87,7 +116,7 @@ def release(version: str) -> Release:
     return RELEASES[version]
 
 
-def read_url(url: str, deadline: float, accept: str = "*/*") -> bytes:
+def read_url(url: str, deadline: Deadline, accept: str = "*/*") -> bytes:
     """The body at ``url``; a stalled or overlong transfer ends with FetchError, never hangs."""
     request = urllib.request.Request(url, headers={"Accept": accept, "User-Agent": "ccopt-meson-examples"})
     chunks: list[bytes] = []
@@ -95,18 +124,18 @@ def read_url(url: str, deadline: float, accept: str = "*/*") -> bytes:
         with urllib.request.urlopen(request, timeout=STALL_TIMEOUT) as response:
             while block := response.read(1 << 16):
                 chunks.append(block)
-                if time.monotonic() > deadline:
+                if time.monotonic() > deadline.at:
                     raise TimeoutError
     except (TimeoutError, OSError) as e:  # socket.timeout is a TimeoutError, URLError an OSError
         timed_out = isinstance(e, TimeoutError) or isinstance(getattr(e, "reason", None), TimeoutError)
         if timed_out:
-            raise FetchError(f"{url} timed out (limit {FETCH_TIMEOUT:.0f} s, CCOPT_NUMPY_FETCH_TIMEOUT; "
+            raise FetchError(f"{url} timed out (limit {deadline.seconds:g} s, CCOPT_NUMPY_FETCH_TIMEOUT; "
                              f"{STALL_TIMEOUT:.0f} s without data); check the network and retry") from None
         raise FetchError(f"cannot read {url}: {e}; check the network or PIP_INDEX_URL") from None
     return b"".join(chunks)
 
 
-def sdist_url(version: str, deadline: float) -> str:
+def sdist_url(version: str, deadline: Deadline) -> str:
     """The sdist's address from the index's JSON page for numpy (PEP 691), checked against the pin."""
     index = os.environ.get("PIP_INDEX_URL", DEFAULT_INDEX).rstrip("/")
     page = read_url(f"{index}/numpy/", deadline, accept="application/vnd.pypi.simple.v1+json")
@@ -128,12 +157,11 @@ def sdist_url(version: str, deadline: float) -> str:
 def fetch(version: str = CURRENT) -> Path:
     """The cached sdist of ``version``; downloaded (and checked) when it is missing."""
     pin = release(version).sha256
-    root = cache_dir()
-    root.mkdir(parents=True, exist_ok=True)
+    root = cache_root()
     sdist = root / sdist_name(version)
     if sdist.is_file() and sha256(sdist) == pin:
         return sdist
-    deadline = time.monotonic() + FETCH_TIMEOUT
+    deadline = fetch_deadline()
     url = sdist_url(version, deadline)
     with tempfile.TemporaryDirectory(dir=root) as tmp:
         got = Path(tmp) / sdist.name
@@ -180,15 +208,34 @@ def port(tree: Path, version: str) -> None:
     copy_repo(tree / "subprojects" / "ccopt-meson")
 
 
+def refuse_links(dest: Path, tree: Path) -> None:
+    """One line when DEST or the tree's place is a symbolic link (the tree would be written, or the old one
+    removed, through it) or the tree's place holds something other than a directory."""
+    for path in (dest, tree):
+        if path.is_symlink():
+            raise SystemExit(f"prepare_numpy: {path} is a symbolic link (to {path.resolve()}); refusing to write "
+                             "through it: name a directory that is not a link")
+    if tree.exists() and not tree.is_dir():
+        raise SystemExit(f"prepare_numpy: {tree} is not a directory; remove it or choose another DEST")
+
+
+def make_dest(dest: Path) -> None:
+    try:
+        dest.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise SystemExit(f"prepare_numpy: DEST {dest} cannot be a directory ({e.strerror})") from None
+
+
 def prepare(dest: Path, version: str = CURRENT, fork: bool = False) -> Path:
     """DEST/numpy-VERSION (ported) or DEST/numpy-VERSION-fork (as released), made anew."""
     release(version)
     if not fork:
         port_files(version)  # before any download
-    sdist = fetch(version)
-    dest.mkdir(parents=True, exist_ok=True)
     top = f"numpy-{version}"
     tree = dest / (top + "-fork" if fork else top)
+    refuse_links(dest, tree)
+    sdist = fetch(version)
+    make_dest(dest)
     if tree.exists():
         shutil.rmtree(tree)
     unpack(sdist, top, tree)
@@ -203,7 +250,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--fork", action="store_true", help="the sdist as released (numpy's Meson fork)")
     parser.add_argument("--version", default=CURRENT, choices=sorted(RELEASES), help=f"default {CURRENT}")
     args = parser.parse_args(argv)
-    print(prepare(args.dest.resolve(), args.version, args.fork))
+    print(prepare(args.dest.absolute(), args.version, args.fork))  # absolute, not resolved: a link is refused
     return 0
 
 

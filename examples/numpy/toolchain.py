@@ -96,7 +96,7 @@ def python_version(python: Path) -> str:
 
 def venv_dir(base: Path) -> Path:
     key = hashlib.sha256("\n".join([str(base), python_version(base), *TOOLS]).encode()).hexdigest()[:10]
-    return prepare_numpy.cache_dir() / f"venv-py{python_version(base)}-{key}"
+    return prepare_numpy.cache_root() / f"venv-py{python_version(base)}-{key}"
 
 
 def make_venv(base: Path, where: Path, packages: list[str]) -> None:
@@ -116,7 +116,6 @@ def python_for(version: str = prepare_numpy.CURRENT) -> Path:
     """The interpreter that configures, builds and tests numpy ``version``: a venv with TOOLS, made once."""
     base = base_python(version)
     where = venv_dir(base)
-    where.parent.mkdir(parents=True, exist_ok=True)
     with open(where.parent / f"{where.name}.lock", "w") as lock:  # pytest workers make it once
         fcntl.flock(lock, fcntl.LOCK_EX)
         if not (where / ".complete").is_file():

@@ -31,10 +31,11 @@ SDIST = b"not really a tarball, but bytes with a known hash"
 
 
 class Index(http.server.BaseHTTPRequestHandler):
-    """numpy's JSON page and the one file it lists; ``stall`` makes the file never finish."""
+    """numpy's JSON page and the one file it lists; ``stall`` makes the file never finish, ``endless`` never end."""
 
     served: list[str] = []
     stall = False
+    endless = False
     listed_sha = hashlib.sha256(SDIST).hexdigest()
 
     def do_GET(self) -> None:  # noqa: N802 (the name http.server calls)
@@ -43,6 +44,9 @@ class Index(http.server.BaseHTTPRequestHandler):
         if self.path == "/simple/numpy/":
             body = json.dumps({"files": [{"filename": "numpy-9.9.9.tar.gz", "hashes": {"sha256": Index.listed_sha},
                                           "url": f"http://127.0.0.1:{port}/files/numpy-9.9.9.tar.gz"}]}).encode()
+        elif self.path == "/files/numpy-9.9.9.tar.gz" and Index.endless:
+            self.send_endless()
+            return
         elif self.path == "/files/numpy-9.9.9.tar.gz":
             body = SDIST
         else:
@@ -58,6 +62,16 @@ class Index(http.server.BaseHTTPRequestHandler):
             return
         self.wfile.write(body)
 
+    def send_endless(self) -> None:
+        """A body without a length that goes on until the client hangs up (256 MiB at most)."""
+        self.send_response(200)
+        self.end_headers()
+        try:
+            for _ in range(4096):
+                self.wfile.write(b"\0" * (1 << 16))
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+
     def log_message(self, *args: object) -> None:
         pass
 
@@ -67,7 +81,7 @@ def index(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[str]:
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Index)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
-    Index.served, Index.stall, Index.listed_sha = [], False, hashlib.sha256(SDIST).hexdigest()
+    Index.served, Index.stall, Index.endless, Index.listed_sha = [], False, False, hashlib.sha256(SDIST).hexdigest()
     url = f"http://127.0.0.1:{server.server_address[1]}/simple"
     monkeypatch.setenv("PIP_INDEX_URL", url)
     monkeypatch.setenv("CCOPT_NUMPY_CACHE", str(tmp_path / "cache"))
@@ -104,6 +118,16 @@ def test_a_stalled_download_times_out_with_one_line(index: str, monkeypatch: pyt
     with pytest.raises(SystemExit) as e:
         prepare_numpy.fetch("9.9.9")
     assert "\n" not in str(e.value) and "timed out" in str(e.value), e.value
+
+
+def test_f6_an_endless_download_ends_at_the_size_bound_with_one_line(index: str, tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(prepare_numpy, "MAX_SDIST", 1 << 20)
+    Index.endless = True  # was read into memory until a MemoryError
+    with pytest.raises(SystemExit, match=r"^prepare_numpy: http://\S+/numpy-9.9.9.tar.gz sent more than 1,048,576 "
+                                         "bytes, more than the file it should be; check PIP_INDEX_URL$"):
+        prepare_numpy.fetch("9.9.9")
+    assert not any((tmp_path / "cache").iterdir())  # streamed to a temporary file, and that is gone
 
 
 def test_unknown_versions_and_missing_ports_are_named(index: str, tmp_path: Path) -> None:

@@ -23,6 +23,8 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import http.client
+import io
 import json
 import math
 import os
@@ -34,8 +36,9 @@ import tempfile
 import time
 import urllib.error
 import urllib.request
+import urllib.response
 from pathlib import Path
-from typing import NamedTuple
+from typing import IO, NamedTuple, Union
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
@@ -54,6 +57,8 @@ RELEASES = {
 CURRENT = "2.5.5"  # numpy's current release
 FETCH_TIMEOUT = 600.0  # seconds for the whole download unless $CCOPT_NUMPY_FETCH_TIMEOUT says otherwise
 STALL_TIMEOUT = 60.0  # seconds without a byte
+MAX_PAGE = 64 << 20  # bytes of the index's page for numpy: PyPI's lists every file of every release, a few MB
+MAX_SDIST = 100 << 20  # bytes of an sdist: numpy's are about 20 MB (2.2.6: 20.3 MB); a longer body is none of them
 
 
 class FetchError(SystemExit):
@@ -116,31 +121,57 @@ def release(version: str) -> Release:
     return RELEASES[version]
 
 
-def read_url(url: str, deadline: Deadline, accept: str = "*/*") -> bytes:
-    """The body at ``url``; a stalled or overlong transfer ends with FetchError, never hangs."""
+Response = Union[http.client.HTTPResponse, urllib.response.addinfourl]  # what urlopen returns
+
+
+def network_error(url: str, e: Exception, deadline: Deadline) -> FetchError:
+    timed_out = isinstance(e, TimeoutError) or isinstance(getattr(e, "reason", None), TimeoutError)
+    if timed_out:  # socket.timeout is a TimeoutError; URLError carries it as its reason
+        return FetchError(f"{url} timed out (limit {deadline.seconds:g} s, CCOPT_NUMPY_FETCH_TIMEOUT; "
+                          f"{STALL_TIMEOUT:.0f} s without data); check the network and retry")
+    return FetchError(f"cannot read {url}: {e}; check the network or PIP_INDEX_URL")
+
+
+def open_url(url: str, deadline: Deadline, accept: str) -> Response:
     request = urllib.request.Request(url, headers={"Accept": accept, "User-Agent": "ccopt-meson-examples"})
-    chunks: list[bytes] = []
     try:
-        with urllib.request.urlopen(request, timeout=STALL_TIMEOUT) as response:
-            while block := response.read(1 << 16):
-                chunks.append(block)
-                if time.monotonic() > deadline.at:
-                    raise TimeoutError
-    except (TimeoutError, OSError) as e:  # socket.timeout is a TimeoutError, URLError an OSError
-        timed_out = isinstance(e, TimeoutError) or isinstance(getattr(e, "reason", None), TimeoutError)
-        if timed_out:
-            raise FetchError(f"{url} timed out (limit {deadline.seconds:g} s, CCOPT_NUMPY_FETCH_TIMEOUT; "
-                             f"{STALL_TIMEOUT:.0f} s without data); check the network and retry") from None
-        raise FetchError(f"cannot read {url}: {e}; check the network or PIP_INDEX_URL") from None
-    return b"".join(chunks)
+        response: Response = urllib.request.urlopen(request, timeout=STALL_TIMEOUT)
+    except (OSError, http.client.HTTPException, ValueError) as e:  # URLError is an OSError; ValueError: no scheme
+        raise network_error(url, e, deadline) from None
+    return response
+
+
+def read_block(response: Response, url: str, deadline: Deadline) -> bytes:
+    try:
+        block = response.read(1 << 16)
+    except (OSError, http.client.HTTPException) as e:  # IncompleteRead is an HTTPException
+        raise network_error(url, e, deadline) from None
+    if time.monotonic() > deadline.at:
+        raise network_error(url, TimeoutError(), deadline)
+    return block
+
+
+def copy_url(url: str, out: IO[bytes], limit: int, deadline: Deadline, accept: str = "*/*") -> str:
+    """The body at ``url`` written to ``out``, at most ``limit`` bytes, and the address it came from (after
+    redirects); a stalled, slow or endless transfer ends with FetchError, never hangs or fills memory."""
+    size = 0
+    with open_url(url, deadline, accept) as response:
+        while block := read_block(response, url, deadline):
+            size += len(block)
+            if size > limit:
+                raise FetchError(f"{url} sent more than {limit:,} bytes, more than the file it should be; "
+                                 "check PIP_INDEX_URL")
+            out.write(block)
+        return response.url
 
 
 def sdist_url(version: str, deadline: Deadline) -> str:
     """The sdist's address from the index's JSON page for numpy (PEP 691), checked against the pin."""
     index = os.environ.get("PIP_INDEX_URL", DEFAULT_INDEX).rstrip("/")
-    page = read_url(f"{index}/numpy/", deadline, accept="application/vnd.pypi.simple.v1+json")
+    page = io.BytesIO()
+    copy_url(f"{index}/numpy/", page, MAX_PAGE, deadline, accept="application/vnd.pypi.simple.v1+json")
     try:
-        files = json.loads(page)["files"]
+        files = json.loads(page.getvalue())["files"]
     except (ValueError, KeyError, TypeError):
         raise FetchError(f"{index}/numpy/ is not a PEP 691 JSON page; set PIP_INDEX_URL to an index "
                          "that serves one") from None
@@ -165,7 +196,8 @@ def fetch(version: str = CURRENT) -> Path:
     url = sdist_url(version, deadline)
     with tempfile.TemporaryDirectory(dir=root) as tmp:
         got = Path(tmp) / sdist.name
-        got.write_bytes(read_url(url, deadline))
+        with got.open("wb") as out:
+            copy_url(url, out, MAX_SDIST, deadline)
         if sha256(got) != pin:
             raise FetchError(f"{url} has sha256 {sha256(got)}, pinned {pin}")
         os.replace(got, sdist)

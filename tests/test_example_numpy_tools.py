@@ -36,12 +36,15 @@ class Index(http.server.BaseHTTPRequestHandler):
     served: list[str] = []
     stall = False
     endless = False
+    page: bytes | None = None  # numpy's page as sent, when not the one listing the file by its full address
     listed_sha = hashlib.sha256(SDIST).hexdigest()
 
     def do_GET(self) -> None:  # noqa: N802 (the name http.server calls)
         Index.served.append(self.path)
         port = self.server.server_address[1]
-        if self.path == "/simple/numpy/":
+        if self.path == "/simple/numpy/" and Index.page is not None:
+            body = Index.page
+        elif self.path == "/simple/numpy/":
             body = json.dumps({"files": [{"filename": "numpy-9.9.9.tar.gz", "hashes": {"sha256": Index.listed_sha},
                                           "url": f"http://127.0.0.1:{port}/files/numpy-9.9.9.tar.gz"}]}).encode()
         elif self.path == "/files/numpy-9.9.9.tar.gz" and Index.endless:
@@ -81,7 +84,8 @@ def index(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[str]:
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Index)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
-    Index.served, Index.stall, Index.endless, Index.listed_sha = [], False, False, hashlib.sha256(SDIST).hexdigest()
+    Index.served, Index.stall, Index.endless, Index.page = [], False, False, None
+    Index.listed_sha = hashlib.sha256(SDIST).hexdigest()
     url = f"http://127.0.0.1:{server.server_address[1]}/simple"
     monkeypatch.setenv("PIP_INDEX_URL", url)
     monkeypatch.setenv("CCOPT_NUMPY_CACHE", str(tmp_path / "cache"))
@@ -118,6 +122,39 @@ def test_a_stalled_download_times_out_with_one_line(index: str, monkeypatch: pyt
     with pytest.raises(SystemExit) as e:
         prepare_numpy.fetch("9.9.9")
     assert "\n" not in str(e.value) and "timed out" in str(e.value), e.value
+
+
+def page(*files: object) -> bytes:
+    return json.dumps({"meta": {"api-version": "1.0"}, "name": "numpy", "files": list(files)}).encode()
+
+
+def test_f4_a_relative_file_url_is_resolved_against_the_index(index: str, tmp_path: Path) -> None:
+    Index.page = page({"filename": "numpy-9.9.9.tar.gz", "url": "../../files/numpy-9.9.9.tar.gz",
+                       "hashes": {"sha256": Index.listed_sha}})  # was handed to urlopen as it is: a traceback
+    assert prepare_numpy.fetch("9.9.9").read_bytes() == SDIST
+    assert Index.served == ["/simple/numpy/", "/files/numpy-9.9.9.tar.gz"]
+
+
+NOT_A_PAGE = r"is not a PEP 691 JSON page \(a table whose 'files' is a list of tables\)"
+UNEXPECTED_PAGES = {
+    "files-a-number": (json.dumps({"files": 5}).encode(), NOT_A_PAGE),
+    "a-file-not-a-table": (page("numpy-9.9.9.tar.gz"), NOT_A_PAGE),
+    "nested-100000-deep": (b"[" * 100_000 + b"]" * 100_000, NOT_A_PAGE),
+    "not-json": (b"<html>", NOT_A_PAGE),
+    "hashes-a-list": (page({"filename": "numpy-9.9.9.tar.gz", "url": "x", "hashes": ["sha256"]}),
+                      "lists numpy-9.9.9.tar.gz with 'hashes' of type list, not a table of hash names to hex digests"),
+    "no-url": (page({"filename": "numpy-9.9.9.tar.gz", "hashes": {}}),
+               "lists numpy-9.9.9.tar.gz without a 'url' string"),
+}
+
+
+@pytest.mark.parametrize("body, message", UNEXPECTED_PAGES.values(), ids=UNEXPECTED_PAGES.keys())
+def test_f5_index_pages_of_unexpected_shape_are_one_line_each(index: str, body: bytes, message: str) -> None:
+    Index.page = body
+    with pytest.raises(SystemExit, match=rf"^prepare_numpy: http://\S+/simple/numpy/ {message}") as e:
+        prepare_numpy.fetch("9.9.9")
+    assert "\n" not in str(e.value)
+    assert Index.served == ["/simple/numpy/"]
 
 
 def test_f6_an_endless_download_ends_at_the_size_bound_with_one_line(index: str, tmp_path: Path,

@@ -35,6 +35,7 @@ import tarfile
 import tempfile
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 import urllib.response
 from pathlib import Path
@@ -165,24 +166,46 @@ def copy_url(url: str, out: IO[bytes], limit: int, deadline: Deadline, accept: s
         return response.url
 
 
+def index_files(page: bytes, where: str) -> list[dict[str, object]]:
+    """The ``files`` of a PEP 691 JSON page, each a table; one line when the page is not such a page."""
+    try:
+        doc = json.loads(page)
+    except (ValueError, RecursionError):  # not JSON (UnicodeDecodeError is a ValueError); nested past the stack
+        doc = None
+    files = doc.get("files") if isinstance(doc, dict) else None
+    if not isinstance(files, list) or not all(isinstance(entry, dict) for entry in files):
+        raise FetchError(f"{where} is not a PEP 691 JSON page (a table whose 'files' is a list of tables); "
+                         "set PIP_INDEX_URL to an index that serves one")
+    checked: list[dict[str, object]] = files
+    return checked
+
+
+def file_url(entry: dict[str, object], where: str, base: str, pin: str) -> str:
+    """The address of the file ``entry`` of the page ``where`` lists, a relative one resolved against the
+    page's address ``base`` (PEP 691 allows both), its listed sha256 checked against the pin."""
+    name, url, hashes = entry["filename"], entry.get("url"), entry.get("hashes", {})
+    if not isinstance(url, str) or not url:
+        raise FetchError(f"{where} lists {name} without a 'url' string (PEP 691); set PIP_INDEX_URL to an "
+                         "index that serves PEP 691 pages")
+    if not isinstance(hashes, dict) or not all(isinstance(h, str) for h in hashes.values()):
+        raise FetchError(f"{where} lists {name} with 'hashes' of type {type(hashes).__name__}, not a table of "
+                         "hash names to hex digests (PEP 691); set PIP_INDEX_URL to an index that serves one")
+    listed = hashes.get("sha256")
+    if listed not in (None, pin):
+        raise FetchError(f"the index lists {name} with sha256 {listed}, pinned {pin}")
+    return urllib.parse.urljoin(base, url)
+
+
 def sdist_url(version: str, deadline: Deadline) -> str:
     """The sdist's address from the index's JSON page for numpy (PEP 691), checked against the pin."""
-    index = os.environ.get("PIP_INDEX_URL", DEFAULT_INDEX).rstrip("/")
+    where = os.environ.get("PIP_INDEX_URL", DEFAULT_INDEX).rstrip("/") + "/numpy/"
     page = io.BytesIO()
-    copy_url(f"{index}/numpy/", page, MAX_PAGE, deadline, accept="application/vnd.pypi.simple.v1+json")
-    try:
-        files = json.loads(page.getvalue())["files"]
-    except (ValueError, KeyError, TypeError):
-        raise FetchError(f"{index}/numpy/ is not a PEP 691 JSON page; set PIP_INDEX_URL to an index "
-                         "that serves one") from None
+    base = copy_url(where, page, MAX_PAGE, deadline, accept="application/vnd.pypi.simple.v1+json")
     name = sdist_name(version)
-    for entry in files:
-        if isinstance(entry, dict) and entry.get("filename") == name:
-            listed = entry.get("hashes", {}).get("sha256")
-            if listed not in (None, release(version).sha256):
-                raise FetchError(f"the index lists {name} with sha256 {listed}, pinned {release(version).sha256}")
-            return str(entry["url"])
-    raise FetchError(f"{index}/numpy/ lists no {name}")
+    for entry in index_files(page.getvalue(), where):
+        if entry.get("filename") == name:
+            return file_url(entry, where, base, release(version).sha256)
+    raise FetchError(f"{where} lists no {name}")
 
 
 def fetch(version: str = CURRENT) -> Path:

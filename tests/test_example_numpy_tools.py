@@ -11,6 +11,8 @@ from __future__ import annotations
 import hashlib
 import http.server
 import json
+import os
+import subprocess
 import sys
 import threading
 import time
@@ -165,6 +167,36 @@ def test_f6_an_endless_download_ends_at_the_size_bound_with_one_line(index: str,
                                          "bytes, more than the file it should be; check PIP_INDEX_URL$"):
         prepare_numpy.fetch("9.9.9")
     assert not any((tmp_path / "cache").iterdir())  # streamed to a temporary file, and that is gone
+
+
+def killed_in_scratch(parent: Path) -> int:
+    """The pid of a run SIGKILLed inside scratch(parent), which leaves its directory there."""
+    code = ("import os, signal, sys; from pathlib import Path; import prepare_numpy\n"
+            "with prepare_numpy.scratch(Path(sys.argv[1])): os.kill(os.getpid(), signal.SIGKILL)")
+    r = subprocess.run([sys.executable, "-c", code, str(parent)], cwd=ROOT / "examples" / "numpy", timeout=60,
+                       env={**os.environ, "PYTHONPATH": str(ROOT / "examples" / "numpy")})
+    assert r.returncode == -9
+    (left,) = [p for p in parent.iterdir() if p.name.startswith(".prepare_numpy-")]
+    return int(left.name.split("-")[1])
+
+
+def test_f20_a_later_run_sweeps_what_a_killed_run_left_and_nothing_else(index: str, tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    dead = killed_in_scratch(cache)
+    (cache / f".prepare_numpy-{dead}-abc.tmp").mkdir()
+    (cache / f".prepare_numpy-{dead}-abc.tmp" / "half.tar.gz").write_bytes(b"half")
+    (tmp_path / "target").mkdir()
+    not_ours = [f".prepare_numpy-{os.getpid()}-live.tmp", f".prepare_numpy-{dead}-file.tmp",  # running; a file
+                f".prepare_numpy-{dead}-link.tmp", f"prepare_numpy-{dead}-abc.tmp", f".prepare_numpy-{dead}-abc"]
+    (cache / not_ours[0]).mkdir()
+    (cache / not_ours[1]).write_text("mine\n")
+    (cache / not_ours[2]).symlink_to(tmp_path / "target")
+    (cache / not_ours[3]).mkdir()
+    (cache / not_ours[4]).mkdir()
+    prepare_numpy.fetch("9.9.9")
+    assert sorted(p.name for p in cache.iterdir()) == sorted([*not_ours, "numpy-9.9.9.tar.gz"])
+    assert (tmp_path / "target").is_dir()
 
 
 def test_unknown_versions_and_missing_ports_are_named(index: str, tmp_path: Path) -> None:

@@ -22,13 +22,16 @@ and this checkout to ``subprojects/ccopt-meson``. Then, with stock Meson and Cyt
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import http.client
 import io
 import json
 import math
 import os
+import re
 import shutil
+import stat
 import subprocess
 import sys
 import tarfile
@@ -39,11 +42,13 @@ import urllib.parse
 import urllib.request
 import urllib.response
 from pathlib import Path
-from typing import IO, NamedTuple, Union
+from typing import IO, Iterator, NamedTuple, Union
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 DEFAULT_INDEX = "https://pypi.org/simple"
+
+SCRATCH = re.compile(r"\.prepare_numpy-(\d+)-[a-z0-9_]+\.tmp")  # the names scratch() gives: .prepare_numpy-PID-X.tmp
 
 
 class Release(NamedTuple):
@@ -102,6 +107,52 @@ def cache_root() -> Path:
         raise FetchError(f"the cache {root} cannot be a directory ({e.strerror}); set CCOPT_NUMPY_CACHE "
                          "to a directory") from None
     return root
+
+
+def running(pid: int) -> bool:
+    """Might process ``pid`` be running? ccopt_meson.fsio.running's rule; this script runs without the package."""
+    if os.name != "posix":  # os.kill(pid, 0) would terminate the process on Windows: never guess there
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # it exists, but belongs to someone else
+        return True
+    except (OSError, OverflowError):  # no process can have that id
+        return False
+    return True
+
+
+def sweep(parent: Path) -> None:
+    """Remove what runs killed before their cleanup (SIGKILL) left in ``parent``: only directories (never a
+    link) with a name scratch() gives, never one of a process that may still be running."""
+    try:
+        names = os.listdir(parent)
+    except OSError:
+        return
+    for name in names:
+        m = SCRATCH.fullmatch(name)
+        if m is None or running(int(m.group(1))):
+            continue
+        try:
+            mode = os.lstat(parent / name).st_mode
+        except OSError:
+            continue
+        if stat.S_ISDIR(mode):
+            shutil.rmtree(parent / name, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def scratch(parent: Path) -> Iterator[Path]:
+    """A new directory in ``parent`` named after this process, removed after use (after a sweep of those that
+    killed runs left there)."""
+    sweep(parent)
+    path = Path(tempfile.mkdtemp(prefix=f".prepare_numpy-{os.getpid()}-", suffix=".tmp", dir=parent))
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
 
 
 def sha256(path: Path) -> str:
@@ -217,8 +268,8 @@ def fetch(version: str = CURRENT) -> Path:
         return sdist
     deadline = fetch_deadline()
     url = sdist_url(version, deadline)
-    with tempfile.TemporaryDirectory(dir=root) as tmp:
-        got = Path(tmp) / sdist.name
+    with scratch(root) as tmp:
+        got = tmp / sdist.name
         with got.open("wb") as out:
             copy_url(url, out, MAX_SDIST, deadline)
         if sha256(got) != pin:
@@ -230,7 +281,7 @@ def fetch(version: str = CURRENT) -> Path:
 def unpack(sdist: Path, top: str, dest: Path, parts: tuple[str, ...] = ()) -> None:
     """``top/`` of the sdist as ``dest``, whole or only the paths under it starting with one of ``parts``;
     ``dest`` appears complete or not at all."""
-    with tempfile.TemporaryDirectory(dir=dest.parent) as tmp, tarfile.open(sdist) as tar:
+    with scratch(dest.parent) as tmp, tarfile.open(sdist) as tar:
         members = None
         if parts:
             members = [m for m in tar.getmembers() if m.name.startswith(f"{top}/")

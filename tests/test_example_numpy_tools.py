@@ -10,10 +10,13 @@ from __future__ import annotations
 
 import hashlib
 import http.server
+import io
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tarfile
 import threading
 import time
 from pathlib import Path
@@ -167,6 +170,58 @@ def test_f6_an_endless_download_ends_at_the_size_bound_with_one_line(index: str,
                                          "bytes, more than the file it should be; check PIP_INDEX_URL$"):
         prepare_numpy.fetch("9.9.9")
     assert not any((tmp_path / "cache").iterdir())  # streamed to a temporary file, and that is gone
+
+
+def port_of_9_9_9(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, applies: bool) -> Path:
+    """A port of numpy 9.9.9 (a patch that applies, or not) and its sdist, which fetch() returns; DEST."""
+    here = tmp_path / "repo" / "examples" / "numpy"
+    (here / "9.9.9").mkdir(parents=True)
+    (here / "9.9.9" / "numpy-ccopt.patch").write_text(
+        f"--- a/meson_cpu/meson.build\n+++ b/meson_cpu/meson.build\n@@ -1 +1 @@\n-{'old' if applies else 'other'}\n"
+        "+ported\n")
+    (here / "9.9.9" / "ccopt-numpy.json").write_text("{}\n")
+    monkeypatch.setattr(prepare_numpy, "HERE", here)
+    monkeypatch.setattr(prepare_numpy, "REPO", tmp_path / "repo")
+    sdist = tmp_path / "numpy-9.9.9.tar.gz"
+    with tarfile.open(sdist, "w:gz") as tar:
+        info = tarfile.TarInfo("numpy-9.9.9/meson_cpu/meson.build")
+        info.size = 4
+        tar.addfile(info, io.BytesIO(b"old\n"))
+    monkeypatch.setattr(prepare_numpy, "fetch", lambda version: sdist)
+    monkeypatch.setitem(prepare_numpy.RELEASES, "9.9.9", prepare_numpy.Release("0" * 64, "3.9"))
+    dest = tmp_path / "dest"
+    (dest / "numpy-9.9.9").mkdir(parents=True)
+    (dest / "numpy-9.9.9" / "previous run").write_text("")
+    return dest
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="the port is applied with git")
+def test_f7_a_port_that_fails_leaves_no_unported_tree_under_the_ported_name(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    dest = port_of_9_9_9(tmp_path, monkeypatch, applies=False)
+    with pytest.raises(SystemExit, match=r"^prepare_numpy: examples/numpy/9.9.9/numpy-ccopt.patch does not apply "
+                                         r"\(error: patch failed: meson_cpu/meson.build:1; [^\n]*\)$"):
+        prepare_numpy.prepare(dest, "9.9.9")
+    assert [p.name for p in dest.iterdir()] == ["numpy-9.9.9"]  # the previous tree, and no scratch left
+    assert [p.name for p in (dest / "numpy-9.9.9").iterdir()] == ["previous run"]
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    with pytest.raises(SystemExit, match=r"^prepare_numpy: git is not on PATH; install git \(the port's patch is "
+                                         r"applied with 'git apply'\), or prepare the tree as released with --fork$"):
+        prepare_numpy.prepare(dest, "9.9.9")  # was a FileNotFoundError traceback, after the unpack
+    assert [p.name for p in (dest / "numpy-9.9.9").iterdir()] == ["previous run"]
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="the port is applied with git")
+def test_f7_a_port_that_succeeds_replaces_the_previous_tree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    dest = port_of_9_9_9(tmp_path, monkeypatch, applies=True)
+    import bench.projects
+
+    monkeypatch.setattr(bench.projects, "copy_repo", lambda where: where.mkdir(parents=True))
+    tree = prepare_numpy.prepare(dest, "9.9.9")
+    assert tree == dest / "numpy-9.9.9" and [p.name for p in dest.iterdir()] == ["numpy-9.9.9"]
+    assert (tree / "meson_cpu" / "meson.build").read_text() == "ported\n"
+    assert (tree / "meson_cpu" / "ccopt-numpy.json").is_file() and (tree / "subprojects" / "ccopt-meson").is_dir()
+    assert not (tree / "previous run").exists()
 
 
 def killed_in_scratch(parent: Path) -> int:

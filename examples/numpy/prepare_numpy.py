@@ -278,17 +278,25 @@ def fetch(version: str = CURRENT) -> Path:
     return sdist
 
 
-def unpack(sdist: Path, top: str, dest: Path, parts: tuple[str, ...] = ()) -> None:
-    """``top/`` of the sdist as ``dest``, whole or only the paths under it starting with one of ``parts``;
-    ``dest`` appears complete or not at all."""
-    with scratch(dest.parent) as tmp, tarfile.open(sdist) as tar:
+def extract(sdist: Path, top: str, into: Path, parts: tuple[str, ...] = ()) -> Path:
+    """``into/top``: ``top/`` of the sdist, whole or only the paths under it starting with one of ``parts``."""
+    with tarfile.open(sdist) as tar:
         members = None
         if parts:
             members = [m for m in tar.getmembers() if m.name.startswith(f"{top}/")
                        and m.name[len(top) + 1:].startswith(parts)]
-        kwargs = {"filter": "data"} if hasattr(tarfile, "data_filter") else {}
-        tar.extractall(tmp, members=members, **kwargs)  # "data" refuses absolute paths and links out of the tree
-        os.replace(Path(tmp) / top, dest)
+        if hasattr(tarfile, "data_filter"):  # "data" refuses absolute paths and links out of the tree
+            tar.extractall(into, members=members, filter="data")
+        else:
+            tar.extractall(into, members=members)
+    return into / top
+
+
+def unpack(sdist: Path, top: str, dest: Path, parts: tuple[str, ...] = ()) -> None:
+    """``top/`` of the sdist as ``dest``, whole or only the paths under it starting with one of ``parts``;
+    ``dest`` appears complete or not at all."""
+    with scratch(dest.parent) as tmp:
+        os.replace(extract(sdist, top, tmp, parts), dest)
 
 
 def port_files(version: str) -> tuple[Path, Path]:
@@ -301,12 +309,31 @@ def port_files(version: str) -> tuple[Path, Path]:
     return patch, data
 
 
+def git() -> str:
+    """git, which applies the port's patch; one line naming what to install when it is not on PATH."""
+    found = shutil.which("git")
+    if found is None:
+        raise SystemExit("prepare_numpy: git is not on PATH; install git (the port's patch is applied with "
+                         "'git apply'), or prepare the tree as released with --fork")
+    return found
+
+
+def apply(patch: Path, tree: Path) -> None:
+    """``patch`` applied to ``tree``; one line with git's first complaints when it does not apply."""
+    try:
+        r = subprocess.run([git(), "apply", "--whitespace=nowarn", str(patch)], cwd=tree, capture_output=True,
+                           text=True)
+    except OSError as e:
+        raise SystemExit(f"prepare_numpy: cannot run git: {e}; install git, or use --fork") from None
+    if r.returncode != 0:
+        said = "; ".join(r.stderr.splitlines()[:3])
+        raise SystemExit(f"prepare_numpy: {patch.relative_to(REPO)} does not apply ({said})")
+
+
 def port(tree: Path, version: str) -> None:
     """The patch, numpy's features file, and this checkout as the subproject."""
     patch, data = port_files(version)
-    r = subprocess.run(["git", "apply", "--whitespace=nowarn", str(patch)], cwd=tree, capture_output=True, text=True)
-    if r.returncode != 0:
-        raise SystemExit(f"prepare_numpy: {patch.relative_to(REPO)} does not apply:\n{r.stderr[-2000:]}")
+    apply(patch, tree)
     shutil.copy2(data, tree / "meson_cpu" / "ccopt-numpy.json")
     sys.path.insert(0, str(REPO))
     from bench.projects import copy_repo  # the parts of this checkout a consumer needs
@@ -332,21 +359,31 @@ def make_dest(dest: Path) -> None:
         raise SystemExit(f"prepare_numpy: DEST {dest} cannot be a directory ({e.strerror})") from None
 
 
+def put_in_place(made: Path, tree: Path, tmp: Path) -> None:
+    """``made`` as ``tree``; a tree made before moves into ``tmp`` first, to be removed with it."""
+    refuse_links(tree.parent, tree)  # again: the download and the port took a while
+    if tree.exists():
+        os.replace(tree, tmp / "previous")
+    os.replace(made, tree)
+
+
 def prepare(dest: Path, version: str = CURRENT, fork: bool = False) -> Path:
-    """DEST/numpy-VERSION (ported) or DEST/numpy-VERSION-fork (as released), made anew."""
+    """DEST/numpy-VERSION (ported) or DEST/numpy-VERSION-fork (as released), made anew: unpacked and ported
+    in a scratch directory in DEST and put in place only when complete (a failed port leaves the old tree)."""
     release(version)
     if not fork:
         port_files(version)  # before any download
+        git()
     top = f"numpy-{version}"
     tree = dest / (top + "-fork" if fork else top)
     refuse_links(dest, tree)
     sdist = fetch(version)
     make_dest(dest)
-    if tree.exists():
-        shutil.rmtree(tree)
-    unpack(sdist, top, tree)
-    if not fork:
-        port(tree, version)
+    with scratch(dest) as tmp:
+        made = extract(sdist, top, tmp)
+        if not fork:
+            port(made, version)
+        put_in_place(made, tree, tmp)
     return tree
 
 

@@ -11,6 +11,8 @@ The default is numpy's current release. The sdist is the file the package index 
 against the sha256 pinned below and cached in ``$CCOPT_NUMPY_CACHE``, else
 ``$XDG_CACHE_HOME/ccopt-meson``, else ``~/.cache/ccopt-meson``; nothing of numpy is written into
 this repository. The index is ``$PIP_INDEX_URL`` when set (any index with PEP 691's JSON pages).
+Temporary files live in ``.prepare_numpy-PID-*.tmp`` directories beside what they become (in the
+cache, in DEST); a run removes those of runs that are no longer running (killed before cleaning up).
 
 The port of VERSION is the directory ``examples/numpy/VERSION/``: ``numpy-ccopt.patch`` is applied
 with ``git apply``, ``ccopt-numpy.json`` (numpy's feature data) goes to ``meson_cpu/ccopt-numpy.json``
@@ -37,7 +39,6 @@ import sys
 import tarfile
 import tempfile
 import time
-import urllib.error
 import urllib.parse
 import urllib.request
 import urllib.response
@@ -86,7 +87,7 @@ def fetch_deadline() -> Deadline:
         seconds = float(text) if text else FETCH_TIMEOUT
     except ValueError:
         seconds = math.nan
-    if not (math.isfinite(seconds) and seconds > 0):  # nan compares false with everything: no limit at all
+    if not (math.isfinite(seconds) and seconds > 0):  # a deadline of nan never passes: no limit at all
         raise FetchError(f"CCOPT_NUMPY_FETCH_TIMEOUT={text!r} is not a number of seconds > 0 (e.g. 600)")
     return Deadline(time.monotonic() + seconds, seconds)
 

@@ -10,8 +10,13 @@ from __future__ import annotations
 
 import hashlib
 import http.server
+import io
 import json
+import os
+import shutil
+import subprocess
 import sys
+import tarfile
 import threading
 import time
 from pathlib import Path
@@ -25,23 +30,31 @@ sys.path.insert(0, str(ROOT / "examples" / "numpy"))
 import compare_builds  # noqa: E402
 import configure_numpy  # noqa: E402
 import prepare_numpy  # noqa: E402
+import toolchain  # noqa: E402
 
 SDIST = b"not really a tarball, but bytes with a known hash"
 
 
 class Index(http.server.BaseHTTPRequestHandler):
-    """numpy's JSON page and the one file it lists; ``stall`` makes the file never finish."""
+    """numpy's JSON page and the one file it lists; ``stall`` makes the file never finish, ``endless`` never end."""
 
     served: list[str] = []
     stall = False
+    endless = False
+    page: bytes | None = None  # numpy's page as sent, when not the one listing the file by its full address
     listed_sha = hashlib.sha256(SDIST).hexdigest()
 
     def do_GET(self) -> None:  # noqa: N802 (the name http.server calls)
         Index.served.append(self.path)
         port = self.server.server_address[1]
-        if self.path == "/simple/numpy/":
+        if self.path == "/simple/numpy/" and Index.page is not None:
+            body = Index.page
+        elif self.path == "/simple/numpy/":
             body = json.dumps({"files": [{"filename": "numpy-9.9.9.tar.gz", "hashes": {"sha256": Index.listed_sha},
                                           "url": f"http://127.0.0.1:{port}/files/numpy-9.9.9.tar.gz"}]}).encode()
+        elif self.path == "/files/numpy-9.9.9.tar.gz" and Index.endless:
+            self.send_endless()
+            return
         elif self.path == "/files/numpy-9.9.9.tar.gz":
             body = SDIST
         else:
@@ -57,6 +70,16 @@ class Index(http.server.BaseHTTPRequestHandler):
             return
         self.wfile.write(body)
 
+    def send_endless(self) -> None:
+        """A body without a length that goes on until the client hangs up (256 MiB at most)."""
+        self.send_response(200)
+        self.end_headers()
+        try:
+            for _ in range(4096):
+                self.wfile.write(b"\0" * (1 << 16))
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+
     def log_message(self, *args: object) -> None:
         pass
 
@@ -66,7 +89,8 @@ def index(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[str]:
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Index)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
-    Index.served, Index.stall, Index.listed_sha = [], False, hashlib.sha256(SDIST).hexdigest()
+    Index.served, Index.stall, Index.endless, Index.page = [], False, False, None
+    Index.listed_sha = hashlib.sha256(SDIST).hexdigest()
     url = f"http://127.0.0.1:{server.server_address[1]}/simple"
     monkeypatch.setenv("PIP_INDEX_URL", url)
     monkeypatch.setenv("CCOPT_NUMPY_CACHE", str(tmp_path / "cache"))
@@ -105,12 +129,186 @@ def test_a_stalled_download_times_out_with_one_line(index: str, monkeypatch: pyt
     assert "\n" not in str(e.value) and "timed out" in str(e.value), e.value
 
 
+def page(*files: object) -> bytes:
+    return json.dumps({"meta": {"api-version": "1.0"}, "name": "numpy", "files": list(files)}).encode()
+
+
+def test_f4_a_relative_file_url_is_resolved_against_the_index(index: str, tmp_path: Path) -> None:
+    Index.page = page({"filename": "numpy-9.9.9.tar.gz", "url": "../../files/numpy-9.9.9.tar.gz",
+                       "hashes": {"sha256": Index.listed_sha}})  # was handed to urlopen as it is: a traceback
+    assert prepare_numpy.fetch("9.9.9").read_bytes() == SDIST
+    assert Index.served == ["/simple/numpy/", "/files/numpy-9.9.9.tar.gz"]
+
+
+NOT_A_PAGE = r"is not a PEP 691 JSON page \(a table whose 'files' is a list of tables\)"
+UNEXPECTED_PAGES = {
+    "files-a-number": (json.dumps({"files": 5}).encode(), NOT_A_PAGE),
+    "a-file-not-a-table": (page("numpy-9.9.9.tar.gz"), NOT_A_PAGE),
+    "nested-100000-deep": (b"[" * 100_000 + b"]" * 100_000, NOT_A_PAGE),
+    "not-json": (b"<html>", NOT_A_PAGE),
+    "hashes-a-list": (page({"filename": "numpy-9.9.9.tar.gz", "url": "x", "hashes": ["sha256"]}),
+                      "lists numpy-9.9.9.tar.gz with 'hashes' of type list, not a table of hash names to hex digests"),
+    "no-url": (page({"filename": "numpy-9.9.9.tar.gz", "hashes": {}}),
+               "lists numpy-9.9.9.tar.gz without a 'url' string"),
+}
+
+
+@pytest.mark.parametrize("body, message", UNEXPECTED_PAGES.values(), ids=UNEXPECTED_PAGES.keys())
+def test_f5_index_pages_of_unexpected_shape_are_one_line_each(index: str, body: bytes, message: str) -> None:
+    Index.page = body
+    with pytest.raises(SystemExit, match=rf"^prepare_numpy: http://\S+/simple/numpy/ {message}") as e:
+        prepare_numpy.fetch("9.9.9")
+    assert "\n" not in str(e.value)
+    assert Index.served == ["/simple/numpy/"]
+
+
+def test_f6_an_endless_download_ends_at_the_size_bound_with_one_line(index: str, tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(prepare_numpy, "MAX_SDIST", 1 << 20)
+    Index.endless = True  # was read into memory until a MemoryError
+    with pytest.raises(SystemExit, match=r"^prepare_numpy: http://\S+/numpy-9.9.9.tar.gz sent more than 1,048,576 "
+                                         "bytes, more than the file it should be; check PIP_INDEX_URL$"):
+        prepare_numpy.fetch("9.9.9")
+    assert not any((tmp_path / "cache").iterdir())  # streamed to a temporary file, and that is gone
+
+
+def port_of_9_9_9(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, applies: bool) -> Path:
+    """A port of numpy 9.9.9 (a patch that applies, or not) and its sdist, which fetch() returns; DEST."""
+    here = tmp_path / "repo" / "examples" / "numpy"
+    (here / "9.9.9").mkdir(parents=True)
+    (here / "9.9.9" / "numpy-ccopt.patch").write_text(
+        f"--- a/meson_cpu/meson.build\n+++ b/meson_cpu/meson.build\n@@ -1 +1 @@\n-{'old' if applies else 'other'}\n"
+        "+ported\n")
+    (here / "9.9.9" / "ccopt-numpy.json").write_text("{}\n")
+    monkeypatch.setattr(prepare_numpy, "HERE", here)
+    monkeypatch.setattr(prepare_numpy, "REPO", tmp_path / "repo")
+    sdist = tmp_path / "numpy-9.9.9.tar.gz"
+    with tarfile.open(sdist, "w:gz") as tar:
+        info = tarfile.TarInfo("numpy-9.9.9/meson_cpu/meson.build")
+        info.size = 4
+        tar.addfile(info, io.BytesIO(b"old\n"))
+    monkeypatch.setattr(prepare_numpy, "fetch", lambda version: sdist)
+    monkeypatch.setitem(prepare_numpy.RELEASES, "9.9.9", prepare_numpy.Release("0" * 64, "3.9"))
+    dest = tmp_path / "dest"
+    (dest / "numpy-9.9.9").mkdir(parents=True)
+    (dest / "numpy-9.9.9" / "previous run").write_text("")
+    return dest
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="the port is applied with git")
+def test_f7_a_port_that_fails_leaves_no_unported_tree_under_the_ported_name(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    dest = port_of_9_9_9(tmp_path, monkeypatch, applies=False)
+    with pytest.raises(SystemExit, match=r"^prepare_numpy: examples/numpy/9.9.9/numpy-ccopt.patch does not apply "
+                                         r"\(error: patch failed: meson_cpu/meson.build:1; [^\n]*\)$"):
+        prepare_numpy.prepare(dest, "9.9.9")
+    assert [p.name for p in dest.iterdir()] == ["numpy-9.9.9"]  # the previous tree, and no scratch left
+    assert [p.name for p in (dest / "numpy-9.9.9").iterdir()] == ["previous run"]
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    with pytest.raises(SystemExit, match=r"^prepare_numpy: git is not on PATH; install git \(the port's patch is "
+                                         r"applied with 'git apply'\), or prepare the tree as released with --fork$"):
+        prepare_numpy.prepare(dest, "9.9.9")  # was a FileNotFoundError traceback, after the unpack
+    assert [p.name for p in (dest / "numpy-9.9.9").iterdir()] == ["previous run"]
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="the port is applied with git")
+def test_f7_a_port_that_succeeds_replaces_the_previous_tree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    dest = port_of_9_9_9(tmp_path, monkeypatch, applies=True)
+    import bench.projects
+
+    monkeypatch.setattr(bench.projects, "copy_repo", lambda where: where.mkdir(parents=True))
+    tree = prepare_numpy.prepare(dest, "9.9.9")
+    assert tree == dest / "numpy-9.9.9" and [p.name for p in dest.iterdir()] == ["numpy-9.9.9"]
+    assert (tree / "meson_cpu" / "meson.build").read_text() == "ported\n"
+    assert (tree / "meson_cpu" / "ccopt-numpy.json").is_file() and (tree / "subprojects" / "ccopt-meson").is_dir()
+    assert not (tree / "previous run").exists()
+
+
+def killed_in_scratch(parent: Path) -> int:
+    """The pid of a run SIGKILLed inside scratch(parent), which leaves its directory there."""
+    code = ("import os, signal, sys; from pathlib import Path; import prepare_numpy\n"
+            "with prepare_numpy.scratch(Path(sys.argv[1])): os.kill(os.getpid(), signal.SIGKILL)")
+    r = subprocess.run([sys.executable, "-c", code, str(parent)], cwd=ROOT / "examples" / "numpy", timeout=60,
+                       env={**os.environ, "PYTHONPATH": str(ROOT / "examples" / "numpy")})
+    assert r.returncode == -9
+    (left,) = [p for p in parent.iterdir() if p.name.startswith(".prepare_numpy-")]
+    return int(left.name.split("-")[1])
+
+
+def test_f20_a_later_run_sweeps_what_a_killed_run_left_and_nothing_else(index: str, tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    dead = killed_in_scratch(cache)
+    (cache / f".prepare_numpy-{dead}-abc.tmp").mkdir()
+    (cache / f".prepare_numpy-{dead}-abc.tmp" / "half.tar.gz").write_bytes(b"half")
+    (tmp_path / "target").mkdir()
+    not_ours = [f".prepare_numpy-{os.getpid()}-live.tmp", f".prepare_numpy-{dead}-file.tmp",  # running; a file
+                f".prepare_numpy-{dead}-link.tmp", f"prepare_numpy-{dead}-abc.tmp", f".prepare_numpy-{dead}-abc"]
+    (cache / not_ours[0]).mkdir()
+    (cache / not_ours[1]).write_text("mine\n")
+    (cache / not_ours[2]).symlink_to(tmp_path / "target")
+    (cache / not_ours[3]).mkdir()
+    (cache / not_ours[4]).mkdir()
+    prepare_numpy.fetch("9.9.9")
+    assert sorted(p.name for p in cache.iterdir()) == sorted([*not_ours, "numpy-9.9.9.tar.gz"])
+    assert (tmp_path / "target").is_dir()
+
+
 def test_unknown_versions_and_missing_ports_are_named(index: str, tmp_path: Path) -> None:
     with pytest.raises(SystemExit, match="no pinned sdist for numpy '1.0'; pinned: 2.5.5, 2.2.6"):
         prepare_numpy.prepare(tmp_path, "1.0")
     with pytest.raises(SystemExit, match=r"no port of numpy 9.9.9 here \(examples/numpy/9.9.9/numpy-ccopt.patch"):
         prepare_numpy.prepare(tmp_path, "9.9.9")
     assert Index.served == []  # refused before any download
+
+
+def test_f21_a_bad_timeout_a_cache_that_is_a_file_and_a_linked_destination_are_one_line_each(
+        index: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for timeout in ("abc", "nan", "inf", "0", "-5"):  # nan disabled the limit
+        monkeypatch.setenv("CCOPT_NUMPY_FETCH_TIMEOUT", timeout)  # read when a download starts, not at import
+        with pytest.raises(SystemExit, match=rf"^prepare_numpy: CCOPT_NUMPY_FETCH_TIMEOUT='{timeout}' is not a "
+                                             r"number of seconds > 0 \(e.g. 600\)$"):
+            prepare_numpy.fetch("9.9.9")
+    monkeypatch.setenv("CCOPT_NUMPY_FETCH_TIMEOUT", "30")
+    (tmp_path / "file").write_text("mine\n")
+    monkeypatch.setenv("CCOPT_NUMPY_CACHE", str(tmp_path / "file"))
+    with pytest.raises(SystemExit, match=r"^prepare_numpy: the cache \S+/file cannot be a directory \(File exists\); "
+                                         r"set CCOPT_NUMPY_CACHE to a directory$"):
+        prepare_numpy.fetch("9.9.9")
+    target = tmp_path / "elsewhere"
+    target.mkdir()
+    (tmp_path / "dest").symlink_to(target)
+    (tmp_path / "tree").mkdir()
+    (tmp_path / "tree" / "kept").write_text("mine\n")
+    (target / "numpy-9.9.9-fork").symlink_to(tmp_path / "tree")
+    for dest in (tmp_path / "dest", target):  # DEST a link; DEST/numpy-9.9.9-fork a link
+        with pytest.raises(SystemExit, match=r"^prepare_numpy: \S+ is a symbolic link \(to \S+\); refusing to write "
+                                             "through it: name a directory that is not a link$"):
+            prepare_numpy.prepare(dest, "9.9.9", fork=True)
+    assert (tmp_path / "tree" / "kept").read_text() == "mine\n" and Index.served == []
+    assert (tmp_path / "file").read_text() == "mine\n"
+
+
+def fake_python(root: Path, name: str, minor: str, executable: bool = True) -> Path:
+    """pyenv's ``versions/<name>/bin/python<minor>``: a script that answers as CPython ``minor``."""
+    python = root / "versions" / name / "bin" / f"python{minor}"
+    python.parent.mkdir(parents=True)
+    python.write_text(f"#!/bin/sh\necho {minor}\n")
+    python.chmod(0o755 if executable else 0o644)
+    return python
+
+
+def test_f19_pyenv_pre_releases_rank_below_releases_and_non_executables_are_skipped(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("3.12.0rc1", "3.12.3rc1", "3.12-dev"):
+        fake_python(tmp_path, name, "3.12")
+    chosen = fake_python(tmp_path, "3.12.1", "3.12")
+    fake_python(tmp_path, "3.12.2", "3.12", executable=False)  # a PermissionError when run
+    monkeypatch.setenv("PYENV_ROOT", str(tmp_path))
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))  # no python3.12 on PATH
+    assert toolchain.find_python("3.12") == chosen
+    chosen.chmod(0o644)
+    assert toolchain.find_python("3.12") == tmp_path / "versions" / "3.12.3rc1" / "bin" / "python3.12"
 
 
 HEADER = """/* made up */

@@ -19,6 +19,7 @@ import fcntl
 import glob
 import hashlib
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -32,14 +33,39 @@ TOOLS = ["meson==1.12.1", "meson-python==0.22.1", "Cython==3.3.1", "ninja==1.13.
          "hypothesis==6.152.1", "pytest-xdist==3.8.0", "tzdata"]
 
 
+# pyenv's names of CPython releases: 3.12.1, 3.12.0rc1 (pre-releases: a, b, rc)
+PYENV_VERSION = re.compile(r"\d+\.\d+\.(\d+)(?:(a|b|rc)(\d+))?")
+STAGES = {"a": 0, "b": 1, "rc": 2, None: 3}
+
+
 def version_tuple(text: str) -> tuple[int, ...]:
     return tuple(int(x) for x in text.split("."))
 
 
+def pyenv_rank(name: str) -> tuple[int, ...] | None:
+    """Where pyenv's ``versions/<name>`` of one minor ranks: releases above pre-releases, newer above older;
+    None for a name that is not a CPython release (``3.12-dev``)."""
+    m = PYENV_VERSION.fullmatch(name.split("-")[0])
+    if m is None:
+        return None
+    micro, stage, n = m.groups()
+    return int(stage is None), int(micro), STAGES[stage], int(n or 0)
+
+
+def pyenv_pythons(pattern: str) -> list[str]:
+    """The interpreters ``pattern`` finds in pyenv's versions, best first."""
+    ranked = [(rank, p) for p in glob.glob(pattern) if (rank := pyenv_rank(Path(p).parents[1].name)) is not None]
+    return [p for _, p in sorted(ranked, reverse=True)]
+
+
 def runs_as(python: str, minor: str) -> bool:
-    """Whether ``python`` starts and is CPython ``minor`` (a pyenv shim on PATH may only say it is not there)."""
+    """Whether ``python`` starts and is CPython ``minor`` (a pyenv shim on PATH may only say it is not there;
+    a file without the execute bit, or one that hangs, is not one)."""
     code = "import sys; print('%d.%d' % sys.version_info[:2])"
-    r = subprocess.run([python, "-c", code], capture_output=True, text=True, timeout=60)
+    try:
+        r = subprocess.run([python, "-c", code], capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
     return r.returncode == 0 and r.stdout.strip() == minor
 
 
@@ -47,8 +73,7 @@ def find_python(minor: str) -> Path:
     """A CPython ``minor`` (``3.12``) interpreter; one line saying where it was looked for when none is."""
     root = os.environ.get("PYENV_ROOT") or str(Path.home() / ".pyenv")
     pattern = str(Path(root) / "versions" / f"{minor}.*" / "bin" / f"python{minor}")
-    pyenv = sorted(glob.glob(pattern), key=lambda p: version_tuple(Path(p).parents[1].name.split("-")[0]))
-    for candidate in [shutil.which(f"python{minor}"), *reversed(pyenv)]:
+    for candidate in [shutil.which(f"python{minor}"), *pyenv_pythons(pattern)]:
         if candidate and runs_as(candidate, minor):
             return Path(candidate)
     raise SystemExit(f"toolchain: no python{minor} on PATH nor at {pattern}; install CPython {minor} "
@@ -71,7 +96,7 @@ def python_version(python: Path) -> str:
 
 def venv_dir(base: Path) -> Path:
     key = hashlib.sha256("\n".join([str(base), python_version(base), *TOOLS]).encode()).hexdigest()[:10]
-    return prepare_numpy.cache_dir() / f"venv-py{python_version(base)}-{key}"
+    return prepare_numpy.cache_root() / f"venv-py{python_version(base)}-{key}"
 
 
 def make_venv(base: Path, where: Path, packages: list[str]) -> None:
@@ -91,7 +116,6 @@ def python_for(version: str = prepare_numpy.CURRENT) -> Path:
     """The interpreter that configures, builds and tests numpy ``version``: a venv with TOOLS, made once."""
     base = base_python(version)
     where = venv_dir(base)
-    where.parent.mkdir(parents=True, exist_ok=True)
     with open(where.parent / f"{where.name}.lock", "w") as lock:  # pytest workers make it once
         fcntl.flock(lock, fcntl.LOCK_EX)
         if not (where / ".complete").is_file():

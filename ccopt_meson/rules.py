@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import functools
 import re
+import warnings
 
 from ._record import TYPE_CHECKING
 from .schema import schema_file
@@ -62,8 +63,10 @@ def unsafe_pattern(text: str) -> str:
     if len(text) > MAX_PATTERN:
         return f"is longer than {MAX_PATTERN} characters"
     try:
-        re.compile(text)
-    except (re.error, RecursionError) as exc:
+        with warnings.catch_warnings():  # '[[' or '||' in a class: a meaning that future Pythons change
+            warnings.simplefilter("error")
+            re.compile(text)
+    except (re.error, RecursionError, FutureWarning) as exc:
         return f"is not a regular expression ({exc}); write it as Python's re module reads it"
     unbounded = 0
     i = 0

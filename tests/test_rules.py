@@ -1,0 +1,219 @@
+"""The rules every feature row follows (ccopt_meson/rules.py), whichever input stated it: the findings of the fifth
+adversarial pass (issue 32), each named after its number, and property tests over generated feature sets."""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from ccopt_meson import project, rules, tables
+from ccopt_meson.cli import main
+from ccopt_meson.dispatch import parse_targets
+from ccopt_meson.errors import InputError
+from ccopt_meson.meson_glue import _renamed, kernel
+from ccopt_meson.resolve import tokenize
+
+from .conftest import ROOT
+
+FIXTURE = ROOT / "tests" / "projects" / "feature_set" / "features.json"
+FMA_BIT = [1, 0, "ecx", 12]
+
+
+def _write(tmp_path: Path, doc: Any) -> Path:
+    path = tmp_path / "f.json"
+    path.write_text(json.dumps(doc))
+    return path
+
+
+def _set(*rows: dict[str, Any], **top: Any) -> dict[str, Any]:
+    return {"feature_set": {"x86": {"features": list(rows)}}, **top}
+
+
+def _row(name: str, interest: int, like: str = "SSE2", **fields: Any) -> dict[str, Any]:
+    return {"name": name, "like": like, "interest": interest, "implies": [], **fields}
+
+
+def test_builtin_tables_follow_the_rules() -> None:
+    """The rules project.load checks on every file's rows hold for the built-in tables as written."""
+    for fam in tables.families():
+        rows = tuple(tables.raw_family(fam)["features"])
+        assert not [r["name"] for r in rows if rules.bad_name(r["name"])]
+        assert rules.runtime_gaps(fam, rows) == {}
+        assert all(rules.unsafe_pattern(r.get("flags_replace", "") or "x") == "" for r in rows)
+
+
+@pytest.mark.parametrize("pattern", ["(", "[a-", "a)", "*x"])
+def test_f1_a_pattern_that_is_not_a_regex_is_one_line(tmp_path: Path, pattern: str) -> None:
+    """flags_replace / a detect item's replaces that is not a regex was a traceback at configure or at targets."""
+    for fields in ({"flags_replace": pattern}, {"detect": [{"name": "P", "replaces": pattern}]}):
+        with pytest.raises(InputError, match=r"feature_set.x86: P's .* is not a regular expression") as exc:
+            project.load(_write(tmp_path, _set(_row("P", 1, **fields))))
+        assert "\n" not in str(exc.value)
+
+
+def test_f2_a_row_named_like_a_multi_target_is_refused(tmp_path: Path) -> None:
+    """A feature_set row P__Q merged with the target (P Q) into one library compiled with P__Q's flags."""
+    doc = _set(_row("P", 1), _row("Q", 2, like="SSE3"), _row("P__Q", 3, like="AVX512F"))
+    with pytest.raises(InputError, match=r"'P__Q' does not match|not a feature name"):
+        project.load(_write(tmp_path, doc))
+
+
+@pytest.mark.parametrize("keyword", ["NONE", "MIN", "MAX", "NATIVE", "DETECT", "BASELINE"])
+def test_f3_a_keyword_cannot_be_retired(tmp_path: Path, keyword: str) -> None:
+    """"retired": {"NONE": "L3"} turned cpu-baseline=none into an AVX2 baseline without a word."""
+    doc = _set(_row("L2", 1), _row("L3", 2, like="AVX2"), retired={keyword: "L3"})
+    with pytest.raises(InputError, match=f"retired: '{keyword}' is a keyword"):
+        project.load(_write(tmp_path, doc))
+
+
+def test_f9_a_like_row_keeps_the_built_in_rows_machine_overrides() -> None:
+    """{"name": "NEON", "like": "NEON"} copied armv7's -mfpu=neon to aarch64, which refuses it: no SIMD at all."""
+    proj = project.load(FIXTURE)
+    aarch64 = tables.table_for("aarch64", "gcc", proj)
+    assert aarch64.get("NEON").flags == () and aarch64.get("ASIMD").flags == ()
+    assert tables.table_for("armhf", "gcc", proj).get("NEON").flags == ("-mfpu=neon",)
+
+
+@pytest.mark.parametrize("pattern", ["-(m+)+$", "(A+)+C", "(a|aa)*b", "a*a*b", "(a)\\1", "a{1,99}", "(?=a)a"])
+def test_f10_a_pattern_that_can_take_exponential_time_is_refused(tmp_path: Path, pattern: str) -> None:
+    """flags_replace '-(m+)+$' against a long flag hung configure past SIGTERM; replaces '(A+)+C' hung targets."""
+    assert rules.unsafe_pattern(pattern)
+    with pytest.raises(InputError, match="feature_set.x86: P's flags_replace"):
+        project.load(_write(tmp_path, _set(_row("P", 1, flags_replace=pattern))))
+
+
+@pytest.mark.parametrize("pattern", [".*SSE.*", ".*", "NEON.*", ".*vsx", ".*[mcpu=|vsx].*", ".*(?:mcpu=|vsx).*",
+                                     "VSX", "VX.*"])
+def test_f10_numpys_patterns_are_accepted(pattern: str) -> None:
+    assert rules.unsafe_pattern(pattern) == ""
+
+
+def test_f15_a_like_rows_run_time_test_covers_what_its_flags_enable() -> None:
+    """LEVEL3 like AVX2 with -mfma was picked on the AVX2 bit alone; its FMA code died under Haswell,-fma."""
+    proj = project.load(FIXTURE)
+    t = tables.table_for("x86_64", "gcc", proj)
+    assert FMA_BIT in t.get("LEVEL3").runtime["cpuid"] and [7, 0, "ebx", 5] in t.get("LEVEL3").runtime["cpuid"]
+    assert [1, 0, "ecx", 23] in t.get("LEVEL2").runtime["cpuid"]  # -mpopcnt: POPCNT's bit, not SSE4.2's alone
+
+
+def test_f15_a_stated_run_time_test_that_misses_a_flag_is_refused(tmp_path: Path) -> None:
+    row = _row("L3", 1, like="AVX2", flags={"gnu": ["-mavx2", "-mfma"]}, runtime={"*": {"cpuid": [[7, 0, "ebx", 5]]}})
+    with pytest.raises(InputError, match=r"L3's flags enable .*FMA3.* \(.*-mfma.*\) on x86_64, which its run-time "
+                       "test does not check"):
+        project.load(_write(tmp_path, _set(row)))
+
+
+def test_f15_an_override_that_adds_flags_widens_the_inherited_test(tmp_path: Path) -> None:
+    """numpy 2.2's AVX2 compiles with -maes -mpclmul -mbmi -mbmi2: its test checks those bits too."""
+    doc = {"override": {"x86": [{"name": "AVX2", "flags": {"gnu": ["-mavx2", "-mbmi2"]}}]}}
+    t = tables.table_for("x86_64", "gcc", project.load(_write(tmp_path, doc)))
+    assert [7, 0, "ebx", 8] in t.get("AVX2").runtime["cpuid"]
+
+
+def test_f22_a_retired_name_in_a_target_list_stands_for_its_successor() -> None:
+    """With "retired": {"AVX": "LEVEL3"}, cpu-dispatch=avx was mapped but 'k.c: baseline AVX' was unknown."""
+    proj = project.load(FIXTURE)
+    assert proj is not None
+    st_ = parse_targets("baseline AVX XOP", "k.c", proj)
+    assert st_.targets == (("LEVEL3",),) and st_.renamed == (("AVX", "LEVEL3"), ("XOP", ""))
+    warned = _renamed(kernel("k.c: baseline AVX XOP", proj))
+    assert "warning: targets of k.c: AVX is no longer a feature name of this project; it stands for LEVEL3" in warned
+    assert tokenize("avx", "cpu-dispatch", proj, [])[0].word == "LEVEL3"
+
+
+@pytest.mark.parametrize("runtime", [None, {"plan9": {"always": True}}])
+def test_f24_a_row_without_a_run_time_test_is_refused(tmp_path: Path, runtime: Any) -> None:
+    """A row without like and runtime (or keyed by an OS) was compiled and dispatched, and never called."""
+    row = {"name": "P", "interest": 1, "implies": [], "probe": "p.c", "flags": {"gnu": ["-mavx"]}}
+    if runtime is not None:
+        row["runtime"] = runtime
+    (tmp_path / "p.c").write_text("int main(void) { return 0; }\n")
+    with pytest.raises(InputError, match="feature_set.x86: P('s run-time recipe is keyed 'plan9'| has no run-time)"):
+        project.load(_write(tmp_path, _set(row)))
+
+
+# --------------------------------------------------------------------------- property tests
+
+NAMES = st.sampled_from(["P", "Q", "R", "P__Q", "P_Q", "NONE", "MIN", "BASELINE", "p", "AVX2", "Q2"])
+LIKES = st.sampled_from(["SSE2", "SSE3", "AVX", "AVX2", "FMA3", "AVX512F", "NOPE"])
+FLAGS = st.lists(st.sampled_from(["-mavx", "-mavx2", "-mfma", "-mbmi2", "-msse4.2", "-mpopcnt"]), max_size=3)
+PATTERNS = st.text(alphabet="ab.*+?()|[]^$\\{}1", max_size=10)
+
+
+@st.composite
+def feature_sets(draw: Any) -> dict[str, Any]:
+    rows = []
+    for i in range(draw(st.integers(1, 4))):
+        row: dict[str, Any] = {"name": draw(NAMES), "like": draw(LIKES), "interest": draw(st.integers(1, 4)),
+                               "implies": draw(st.lists(NAMES, max_size=2))}
+        if draw(st.booleans()):
+            row["flags"] = {"gnu": draw(FLAGS)}
+        if draw(st.booleans()):
+            row["flags_replace"] = draw(PATTERNS)
+        rows.append(row)
+    doc: dict[str, Any] = _set(*rows)
+    if draw(st.booleans()):
+        doc["retired"] = {draw(NAMES): draw(st.sampled_from(["", "P", "Q"]))}
+    return doc
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(doc=feature_sets())
+def test_generated_feature_sets_load_or_are_refused_in_one_line(tmp_path: Path, doc: dict[str, Any]) -> None:
+    """Every generated file loads into a model that keeps every rule, or is refused by one line, never a
+    traceback: names never spell a target, keywords are never shadowed, each version's flags hold its closure's,
+    each run-time test covers what its flags enable."""
+    try:
+        proj = project.load(_write(tmp_path, doc))
+    except InputError as exc:
+        assert "\n" not in str(exc) and str(exc).startswith("features file")
+        return
+    assert proj is not None
+    t = tables.table_for("x86_64", "gcc", proj)
+    for name, f in t.features.items():
+        assert "__" not in name and name not in tokenize_keywords()
+        closure_flags = {x for n in t.closure([name]) for x in t.get(n).flags if not t.get(n).flags_replace}
+        assert closure_flags - {"-msse4.2"} <= set(t.flags_for([name])) | closure_flags
+    assert rules.runtime_gaps("x86", proj.rows["x86"]) == {}
+    for old in proj.retired:
+        assert old not in tokenize_keywords()
+
+
+def tokenize_keywords() -> frozenset[str]:
+    from ccopt_meson.tokens import RESERVED
+
+    return RESERVED
+
+
+@settings(max_examples=300, deadline=None)
+@given(pattern=PATTERNS, subject=st.text(alphabet="ab-m", max_size=8))
+def test_accepted_patterns_run_in_linear_time(pattern: str, subject: str) -> None:
+    """An accepted pattern matches a flag 5,000 characters long at once; a refused one says why in one line."""
+    why = rules.unsafe_pattern(pattern)
+    if why:
+        assert "\n" not in why
+        return
+    compiled = re.compile(pattern)
+    start = time.perf_counter()
+    for long in (subject * 5000)[:5000], "a" * 5000 + "!", "-" + "m" * 5000:
+        compiled.match(long)
+    assert time.perf_counter() - start < 2.0  # exponential or quadratic patterns take minutes here
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(doc=feature_sets(), option=st.sampled_from(["features", "detect"]))
+def test_generated_feature_sets_through_the_cli_exit_0_or_one_line(tmp_path: Path, doc: dict[str, Any],
+                                                                     option: str,
+                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    path = _write(tmp_path, doc)
+    args = ["features", "--arch", "x86_64", "--json"] if option == "features" else ["explain", "P", "--cc", "false"]
+    code = main([*args, "--features-file", str(path)])
+    err = capsys.readouterr().err
+    assert code in (0, 1) and (code == 0 or err.count("\n") == 1 and err.startswith("ccopt-meson: error: "))

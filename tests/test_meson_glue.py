@@ -564,3 +564,28 @@ def test_a24_two_calls_of_a_run_target_are_no_second_targets_call(tmp_path: Path
         r = cli("targets", str(src), "--feature-file", str(feature_file), "--output-dir", str(out), cwd=out,
                 env={"MESON_BUILD_ROOT": str(out)})
         assert r.returncode == 0, r.stderr
+
+
+def test_f8_a_header_of_the_calling_directory_is_not_shadowed(tmp_path: Path, feature_file: Path) -> None:
+    """'x86/sum.c: baseline avx2' called from the top meson.build wrote build/sum.h, found before the project's
+    top-level sum.h by every file outside the top directory (Meson puts the build dir of a directory right
+    before the directory itself): the build failed far from the cause.  Refused at the cause, in one line."""
+    top, out = tmp_path / "proj", tmp_path / "build"
+    (top / "x86").mkdir(parents=True)
+    out.mkdir()
+    (top / "sum.h").write_text("/* the project's own */\n")
+    for name in ("sum.c", "sum.dispatch.c"):
+        (top / "x86" / name).write_text("int sum;\n")
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:  # from the caller's directory, as Meson runs it
+        return cli("targets", *args, "--feature-file", str(feature_file), "--output-dir", str(out), cwd=top)
+
+    for args in (["x86/sum.c: baseline avx2"], [str(top / "x86" / "sum.c"), ": baseline avx2"]):
+        one_error(run(*args), "dispatch source 'x86/sum.c' would generate sum.h, which shadows the project's own "
+                  "sum.h; rename the source (e.g. to sum.dispatch.c)")
+        assert not (out / "sum.h").exists()
+    for fine in ("x86/sum.dispatch.c: baseline avx2", "x86/sum.c: $noheader avx2"):
+        r = run(fine)
+        assert r.returncode == 0 and r.stdout, r.stderr
+    assert sorted(p.name for p in out.glob("*.h")) == ["sum.dispatch.h"]
+

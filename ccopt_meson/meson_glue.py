@@ -448,12 +448,15 @@ def targets(opts: TargetsOptions) -> int:
     kernels = [kernel(arg, opts.project) for arg in paired(opts.sources)]
     for k in kernels:
         _check_language(k.source, opts.lang)
-    headers = [emit.header_name(k.source) for k in kernels if "NOHEADER" not in k.statement.policies]
+    # a $noheader source has no header and no macros: nothing of its name can clash (its libraries are
+    # named after its targets, as every source's)
+    with_header = [k.source for k in kernels if "NOHEADER" not in k.statement.policies]
+    headers = [emit.header_name(source) for source in with_header]
     clash = next((h for h in headers if headers.count(h) > 1), None)
     if clash:  # both would write the same <source>.h into one build directory
         raise InputError(f"two dispatch sources would share the generated header {clash}; "
                          "rename one, or call 'targets' from each source's own meson.build")
-    _check_source_ids([k.source for k in kernels])
+    _check_source_ids(with_header)
     if not re.fullmatch(r"[A-Za-z0-9_][A-Za-z0-9_.+-]{0,63}", opts.prefix):  # library and record names
         raise InputError(f"--prefix: '{opts.prefix.encode('unicode_escape').decode()[:80]}' must be a plain name "
                          "(letters, digits, '_', '.', '+', '-'; no '/', not starting with '.'): it names the "

@@ -589,3 +589,26 @@ def test_f8_a_header_of_the_calling_directory_is_not_shadowed(tmp_path: Path, fe
         assert r.returncode == 0 and r.stdout, r.stderr
     assert sorted(p.name for p in out.glob("*.h")) == ["sum.dispatch.h"]
 
+
+
+def test_f11_noheader_sources_of_one_name_are_no_clash(tmp_path: Path, feature_file: Path) -> None:
+    """'x86/impl.c: $noheader sse41' 'avx/impl.c: $noheader avx2' was refused for sharing a macro id, though
+    neither has a header or macros; their libraries are still one per target, each named once."""
+    for d in ("x86", "avx"):
+        (tmp_path / d).mkdir()
+        (tmp_path / d / "impl.c").write_text("int impl;\n")
+    r = targets(feature_file, "x86/impl.c: $noheader sse41", "avx/impl.c: $noheader avx2",
+                "avx/impl.c: $noheader sse41", out=tmp_path)
+    assert r.returncode == 0, r.stderr
+    lines = [line.split("\t") for line in r.stdout.splitlines()]
+    assert [(lib, sources) for lib, _, sources, _ in lines] == [("ccopt_SSE41", "x86/impl.c avx/impl.c"),
+                                                               ("ccopt_AVX2", "avx/impl.c")]
+    assert not list(tmp_path.glob("*.h"))
+    # with headers they would share impl.h and its macros: still refused
+    one_error(targets(feature_file, "x86/impl.c: sse41", "avx/impl.c: avx2", out=tmp_path),
+              "two dispatch sources would share the generated header impl.h")
+    # a header-less source takes no part in the macro-id check either; two with headers still do
+    assert targets(feature_file, "a-b.c: sse41", "avx/a_b.c: $noheader avx2", out=tmp_path).returncode == 0
+    one_error(targets(feature_file, "a-b.c: sse41", "avx/a_b.c: avx2", out=tmp_path),
+              "dispatch sources 'a-b.c' and 'avx/a_b.c' have the same macro id a_b")
+

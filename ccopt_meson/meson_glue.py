@@ -389,6 +389,14 @@ def _check_something_is_built(k: Kernel, chosen: list[dispatch.Target], det: Det
                          "(or '$keep_baseline' to build those targets anyway)")
 
 
+def _empty_lists(kernels: list[Kernel]) -> list[str]:
+    """A list naming no target is one computed empty in meson.build (numpy's for -Ddisable-intel-sort; any
+    other is refused by the grammar): said in a note, since the source then builds nothing."""
+    return [f"targets: {k.source}: the target list is empty: no version is built, and "
+            f"{emit.header_name(k.source)} dispatches nothing" for k in kernels
+            if not k.statement.baseline and not k.statement.targets]
+
+
 def _dropped_targets(kernels: list[Kernel], det: Detection) -> list[str]:
     """One note per name of this machine in the target lists that the compiler cannot build, with its reason
     (on stderr, which Meson logs; ``message(r.stderr())`` shows it on the console)."""
@@ -467,7 +475,8 @@ def targets(opts: TargetsOptions) -> int:
     plan = list(zip(kernels, header_paths, dispatch.select_all([k.statement for k in kernels], det)))
     for k, _, chosen in plan:
         _check_something_is_built(k, chosen, det)
-    sys.stderr.write("".join(f"ccopt-meson: note: {n}\n" for n in _dropped_targets(kernels, det)))
+    notes = [*_empty_lists(kernels), *_dropped_targets(kernels, det)]
+    sys.stderr.write("".join(f"ccopt-meson: note: {n}\n" for n in notes))
     groups: dict[str, tuple[list[str], list[str], str, int]] = {}  # library -> (args, sources, target, rank)
     given = _given_args(det, opts)
     for k, header, chosen in plan:

@@ -249,16 +249,29 @@ _CALLER_DIR = os.curdir
 
 
 def _for_meson(path: str) -> str:
-    """The source as the caller's static_library() reads it: relative to its directory when inside it.
+    """The source as the caller's static_library() reads it: relative to its directory when inside it or
+    anywhere in the project (``../x86/k.c`` from a sibling), absolute outside (a vendor's ``/opt/sdk/k.c``).
 
     Meson names an object after the source path it was given, so an absolute path (what
-    ``files()`` hands a command) would put the whole path into every object's name.
+    ``files()`` hands a command) would put the whole path into every object's name.  Only the path as it
+    travels must fit the line protocol: a project under ``/home/me/My Projects`` is no reason to refuse.
     """
     if os.path.isabs(path):
         rel = os.path.relpath(path, _CALLER_DIR)
-        if not rel.startswith(".."):
+        if not rel.startswith("..") or _in_project(path):
             path = rel
     return check_field(path.replace(os.sep, "/"), "dispatch source")
+
+
+def _in_project(path: str) -> bool:
+    """Is the absolute ``path`` below the top source directory of the Meson run (unknown outside Meson)?"""
+    root = os.environ.get("MESON_SOURCE_ROOT")
+    if not root:
+        return False
+    try:  # Windows: another drive
+        return not os.path.relpath(path, root).startswith("..")
+    except ValueError:
+        return False
 
 
 def kernel(arg: str, project: Project | None = None) -> Kernel:

@@ -590,7 +590,6 @@ def test_f8_a_header_of_the_calling_directory_is_not_shadowed(tmp_path: Path, fe
     assert sorted(p.name for p in out.glob("*.h")) == ["sum.dispatch.h"]
 
 
-
 def test_f11_noheader_sources_of_one_name_are_no_clash(tmp_path: Path, feature_file: Path) -> None:
     """'x86/impl.c: $noheader sse41' 'avx/impl.c: $noheader avx2' was refused for sharing a macro id, though
     neither has a header or macros; their libraries are still one per target, each named once."""
@@ -612,3 +611,29 @@ def test_f11_noheader_sources_of_one_name_are_no_clash(tmp_path: Path, feature_f
     one_error(targets(feature_file, "a-b.c: sse41", "avx/a_b.c: avx2", out=tmp_path),
               "dispatch sources 'a-b.c' and 'avx/a_b.c' have the same macro id a_b")
 
+
+def test_f16_a_sibling_source_of_a_project_under_a_path_with_a_space(tmp_path: Path, feature_file: Path) -> None:
+    """files('../x86/k.c') from lib/meson.build, in a project under 'my proj': refused for the space of the
+    absolute path, though the path relative to the caller, the one the line carries, has none."""
+    top = tmp_path / "my proj"
+    for d in ("lib", "x86", "sub dir"):
+        (top / d).mkdir(parents=True)
+    out = tmp_path / "build"
+    out.mkdir()
+    for src in (top / "x86" / "k.dispatch.c", top / "sub dir" / "k2.dispatch.c", tmp_path / "k3.dispatch.c"):
+        src.write_text("/*@targets avx2 */\nint k;\n")
+
+    def run(source: Path) -> subprocess.CompletedProcess[str]:  # files() hands the helper absolute paths
+        return cli("targets", str(source), "--feature-file", str(feature_file), "--output-dir", str(out),
+                   cwd=top / "lib", env={"MESON_SOURCE_ROOT": str(top), "MESON_SUBDIR": "lib"})
+
+    r = run(top / "x86" / "k.dispatch.c")
+    assert r.returncode == 0, r.stderr
+    assert [line.split("\t")[2] for line in r.stdout.splitlines()] == ["../x86/k.dispatch.c"]
+    assert (out / "k.dispatch.h").is_file()
+    # what travels must still be free of spaces
+    one_error(run(top / "sub dir" / "k2.dispatch.c"), "dispatch source '../sub dir/k2.dispatch.c' contains a space")
+    # outside the project the source travels absolute, as before (no ../../ into a vendor's tree)
+    r = run(tmp_path / "k3.dispatch.c")
+    assert r.returncode == 0, r.stderr
+    assert [line.split("\t")[2] for line in r.stdout.splitlines()] == [str(tmp_path / "k3.dispatch.c")]

@@ -122,6 +122,12 @@ class _Parser:
             raise self.fail("'(' is not closed in @targets")
         if self.unknown:
             raise self.fail(unknown_names(self.unknown, self.known, "target"))
+        # policies alone: no version, and with $noheader no header
+        if not self.baseline and not self.targets and self.policies:
+            policies = [f"${p.lower()}" for p in POLICIES if p in self.policies]
+            raise self.fail(f"the target list names no target, only the polic{'ies' if len(policies) > 1 else 'y'} "
+                            f"'{' '.join(policies)}': nothing would be built; add 'baseline' or a feature "
+                            "(e.g. 'baseline avx2')")
         return Statement(self.baseline, tuple(dict.fromkeys(self.targets)), frozenset(self.policies), self.line,
                          tuple(dict.fromkeys(self.renamed)))
 

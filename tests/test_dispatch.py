@@ -19,7 +19,7 @@ from ccopt_meson.dispatch import render_statement as render
 from ccopt_meson.emit import config_header, dispatch_header, kernel_header
 from ccopt_meson.errors import CcoptError, DispatchSourceError, InputError
 
-from .helpers import IS_ROOT, ROOT_REASON, one_error, one_line_message, run_targets
+from .helpers import IS_ROOT, ROOT_REASON, cli, one_error, one_line_message, run_targets
 
 
 @pytest.fixture
@@ -364,3 +364,38 @@ def test_a_policy_or_group_is_a_word_of_its_own(body: str) -> None:
     """'$' and '#' start a word only: glued to another they are an invalid token, as before one tokenizer."""
     with pytest.raises(DispatchSourceError, match=f"invalid token '{re.escape(body)}' in @targets"):
         parse_text(f"/*@targets {body} */", "src.c")
+
+
+def _targets(arg: str, feature: Path, out: Path) -> subprocess.CompletedProcess[str]:
+    """One argument as meson.build writes it, run from the caller's directory (``out``)."""
+    return cli("targets", arg, "--feature-file", str(feature), "--output-dir", str(out), cwd=out)
+
+
+@pytest.mark.parametrize("arg,message", [
+    ("k.c: $noheader", "targets of k.c: the target list names no target, only the policy '$noheader': nothing "
+                       "would be built; add 'baseline' or a feature"),
+    ("k.c: $maxopt", "targets of k.c: the target list names no target, only the policy '$maxopt'"),
+    ("k.c: $werror $maxopt", "targets of k.c: the target list names no target, only the policies '$maxopt $werror'"),
+    ("stated.c", "stated.c:2: the target list names no target, only the policy '$noheader'"),
+])
+def test_f12_a_list_of_policies_alone_is_one_error(tmp_path: Path, gcc12_x86_64_feature_file: Path, arg: str,
+                                                   message: str) -> None:
+    """'k.c: $noheader', 'k.c: $maxopt' and /*@targets $noheader */ exited 0 without a line: the source left
+    the build in silence.  A list of another machine's names still names targets (one list serves all)."""
+    (tmp_path / "stated.c").write_text("int a;\n/*@targets $noheader */\n")
+    r = _targets(arg, gcc12_x86_64_feature_file, tmp_path)
+    one_error(r, f"ccopt-meson: error: {message}")
+    assert r.stdout == "" and not list(tmp_path.glob("*.h"))
+    for fine in ("k.c: $noheader asimd", "k.c: $maxopt baseline"):
+        assert _targets(fine, gcc12_x86_64_feature_file, tmp_path).returncode == 0, fine
+
+
+def test_f12_an_empty_list_is_numpy_s_computed_nothing_and_says_so(tmp_path: Path,
+                                                                 gcc12_x86_64_feature_file: Path) -> None:
+    """'k.c: ' is what numpy computes for -Ddisable-intel-sort (docs/how-to/own-runtime.md): no version and a
+    header that dispatches nothing, so its callers compile.  It is no error, but no longer silent: one note."""
+    r = _targets("k.c:", gcc12_x86_64_feature_file, tmp_path)
+    assert r.returncode == 0 and r.stdout == "", r.stderr
+    assert r.stderr == ("ccopt-meson: note: targets: k.c: the target list is empty: no version is built, and k.h "
+                        "dispatches nothing\n")
+    assert (tmp_path / "k.h").is_file()

@@ -564,3 +564,76 @@ def test_a24_two_calls_of_a_run_target_are_no_second_targets_call(tmp_path: Path
         r = cli("targets", str(src), "--feature-file", str(feature_file), "--output-dir", str(out), cwd=out,
                 env={"MESON_BUILD_ROOT": str(out)})
         assert r.returncode == 0, r.stderr
+
+
+def test_f8_a_header_of_the_calling_directory_is_not_shadowed(tmp_path: Path, feature_file: Path) -> None:
+    """'x86/sum.c: baseline avx2' called from the top meson.build wrote build/sum.h, found before the project's
+    top-level sum.h by every file outside the top directory (Meson puts the build dir of a directory right
+    before the directory itself): the build failed far from the cause.  Refused at the cause, in one line."""
+    top, out = tmp_path / "proj", tmp_path / "build"
+    (top / "x86").mkdir(parents=True)
+    out.mkdir()
+    (top / "sum.h").write_text("/* the project's own */\n")
+    for name in ("sum.c", "sum.dispatch.c"):
+        (top / "x86" / name).write_text("int sum;\n")
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:  # from the caller's directory, as Meson runs it
+        return cli("targets", *args, "--feature-file", str(feature_file), "--output-dir", str(out), cwd=top)
+
+    for args in (["x86/sum.c: baseline avx2"], [str(top / "x86" / "sum.c"), ": baseline avx2"]):
+        one_error(run(*args), "dispatch source 'x86/sum.c' would generate sum.h, which shadows the project's own "
+                  "sum.h; rename the source (e.g. to sum.dispatch.c)")
+        assert not (out / "sum.h").exists()
+    for fine in ("x86/sum.dispatch.c: baseline avx2", "x86/sum.c: $noheader avx2"):
+        r = run(fine)
+        assert r.returncode == 0 and r.stdout, r.stderr
+    assert sorted(p.name for p in out.glob("*.h")) == ["sum.dispatch.h"]
+
+
+def test_f11_noheader_sources_of_one_name_are_no_clash(tmp_path: Path, feature_file: Path) -> None:
+    """'x86/impl.c: $noheader sse41' 'avx/impl.c: $noheader avx2' was refused for sharing a macro id, though
+    neither has a header or macros; their libraries are still one per target, each named once."""
+    for d in ("x86", "avx"):
+        (tmp_path / d).mkdir()
+        (tmp_path / d / "impl.c").write_text("int impl;\n")
+    r = targets(feature_file, "x86/impl.c: $noheader sse41", "avx/impl.c: $noheader avx2",
+                "avx/impl.c: $noheader sse41", out=tmp_path)
+    assert r.returncode == 0, r.stderr
+    lines = [line.split("\t") for line in r.stdout.splitlines()]
+    assert [(lib, sources) for lib, _, sources, _ in lines] == [("ccopt_SSE41", "x86/impl.c avx/impl.c"),
+                                                               ("ccopt_AVX2", "avx/impl.c")]
+    assert not list(tmp_path.glob("*.h"))
+    # with headers they would share impl.h and its macros: still refused
+    one_error(targets(feature_file, "x86/impl.c: sse41", "avx/impl.c: avx2", out=tmp_path),
+              "two dispatch sources would share the generated header impl.h")
+    # a header-less source takes no part in the macro-id check either; two with headers still do
+    assert targets(feature_file, "a-b.c: sse41", "avx/a_b.c: $noheader avx2", out=tmp_path).returncode == 0
+    one_error(targets(feature_file, "a-b.c: sse41", "avx/a_b.c: avx2", out=tmp_path),
+              "dispatch sources 'a-b.c' and 'avx/a_b.c' have the same macro id a_b")
+
+
+def test_f16_a_sibling_source_of_a_project_under_a_path_with_a_space(tmp_path: Path, feature_file: Path) -> None:
+    """files('../x86/k.c') from lib/meson.build, in a project under 'my proj': refused for the space of the
+    absolute path, though the path relative to the caller, the one the line carries, has none."""
+    top = tmp_path / "my proj"
+    for d in ("lib", "x86", "sub dir"):
+        (top / d).mkdir(parents=True)
+    out = tmp_path / "build"
+    out.mkdir()
+    for src in (top / "x86" / "k.dispatch.c", top / "sub dir" / "k2.dispatch.c", tmp_path / "k3.dispatch.c"):
+        src.write_text("/*@targets avx2 */\nint k;\n")
+
+    def run(source: Path) -> subprocess.CompletedProcess[str]:  # files() hands the helper absolute paths
+        return cli("targets", str(source), "--feature-file", str(feature_file), "--output-dir", str(out),
+                   cwd=top / "lib", env={"MESON_SOURCE_ROOT": str(top), "MESON_SUBDIR": "lib"})
+
+    r = run(top / "x86" / "k.dispatch.c")
+    assert r.returncode == 0, r.stderr
+    assert [line.split("\t")[2] for line in r.stdout.splitlines()] == ["../x86/k.dispatch.c"]
+    assert (out / "k.dispatch.h").is_file()
+    # what travels must still be free of spaces
+    one_error(run(top / "sub dir" / "k2.dispatch.c"), "dispatch source '../sub dir/k2.dispatch.c' contains a space")
+    # outside the project the source travels absolute, as before (no ../../ into a vendor's tree)
+    r = run(tmp_path / "k3.dispatch.c")
+    assert r.returncode == 0, r.stderr
+    assert [line.split("\t")[2] for line in r.stdout.splitlines()] == [str(tmp_path / "k3.dispatch.c")]

@@ -150,7 +150,7 @@ PATTERNS = st.text(alphabet="ab.*+?()|[]^$\\{}1", max_size=10)
 @st.composite
 def feature_sets(draw: Any) -> dict[str, Any]:
     rows = []
-    for i in range(draw(st.integers(1, 4))):
+    for _ in range(draw(st.integers(1, 4))):
         row: dict[str, Any] = {"name": draw(NAMES), "like": draw(LIKES), "interest": draw(st.integers(1, 4)),
                                "implies": draw(st.lists(NAMES, max_size=2))}
         if draw(st.booleans()):
@@ -177,7 +177,7 @@ def test_generated_feature_sets_load_or_are_refused_in_one_line(tmp_path: Path, 
         return
     assert proj is not None
     t = tables.table_for("x86_64", "gcc", proj)
-    for name, f in t.features.items():
+    for name in t.features:
         assert "__" not in name and name not in tokenize_keywords()
         closure_flags = {x for n in t.closure([name]) for x in t.get(n).flags if not t.get(n).flags_replace}
         assert closure_flags - {"-msse4.2"} <= set(t.flags_for([name])) | closure_flags

@@ -262,3 +262,22 @@ def test_a_covered_target_keeps_its_own_flags(tmp_path: Path, gcc: str) -> None:
     covered = select(parse_targets("LEVEL3", "k", proj), det)[0]
     assert "-march=haswell" in covered.args and "-march=skylake-avx512" not in covered.args
     assert "-march=skylake-avx512" in det.baseline_args()
+
+
+@pytest.mark.parametrize("version", ["2.5.5", "2.2.6"])
+def test_numpys_resolved_catalog_matches_its_golden_dump(version: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """Every row of numpy's set as resolved ('features --json'): what 'like' inherits from ccopt's tables (run-time
+    test, probe, macros, flags) is in the example's dump, so an inherited change cannot pass unnoticed
+    (CCOPT_UPDATE_GOLDEN=1 writes it anew)."""
+    from ccopt_meson.cli import main
+
+    example = ROOT / "examples" / "numpy" / version
+    dump: dict[str, Any] = {}
+    for arch in ("x86_64", "aarch64", "ppc64le", "s390x"):
+        assert main(["features", "--arch", arch, "--json", "--features-file", str(example / "ccopt-numpy.json")]) == 0
+        dump[arch] = json.loads(capsys.readouterr().out)
+    text = json.dumps(dump, indent=1, sort_keys=True) + "\n"
+    golden = example / "features.golden.json"
+    if os.environ.get("CCOPT_UPDATE_GOLDEN"):
+        golden.write_text(text)
+    assert text == golden.read_text(), f"{golden} changed; rerun with CCOPT_UPDATE_GOLDEN=1 if intended"

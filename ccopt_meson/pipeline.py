@@ -87,6 +87,7 @@ def expressions(req: Request) -> Expressions:
     base = tokenize(req.baseline, "cpu-baseline", req.project, notes)
     disp = tokenize(req.dispatch, "cpu-dispatch", req.project, notes)
     explain_names(req.explain, req.project)  # each a feature name: the same one-line errors as the CLI's
+    args = req.compile_args()  # CC="gcc -march=haswell" picks the CPU as c_args' -march does
     if req.disable_optimization:
         for opt, toks, default in (("cpu-baseline", base, DEFAULT_BASELINE), ("cpu-dispatch", disp, DEFAULT_DISPATCH)):
             if render_tokens(toks) not in (default.upper(), "NONE"):
@@ -94,11 +95,11 @@ def expressions(req: Request) -> Expressions:
                     f"{opt}: '{render_tokens(toks).lower()}' conflicts with disable-optimization=true, "
                     f"which turns every CPU feature off; unset one of the two"
                 )
-        return Expressions((), (), any(a in native_flags_anywhere() for a in req.args), tuple(notes))
-    detect = {"auto": any(picks_cpu(a) for a in req.args), "enabled": True, "disabled": False}[req.baseline_detect]
+        return Expressions((), (), any(a in native_flags_anywhere() for a in args), tuple(notes))
+    detect = {"auto": any(picks_cpu(a) for a in args), "enabled": True, "disabled": False}[req.baseline_detect]
     if detect and not uses(base, "DETECT"):
         base = [*base, Token("+", "DETECT")]
-    native = uses(base + disp, "NATIVE") or any(a in native_flags_anywhere() for a in req.args)
+    native = uses(base + disp, "NATIVE") or any(a in native_flags_anywhere() for a in args)
     return Expressions(tuple(base), tuple(disp), native, tuple(notes))
 
 
@@ -111,12 +112,12 @@ def _table(req: Request, probed: Probed) -> Table | None:
 
     if probed.arch is None:
         return None
-    return table_for(probed.arch, probed.compiler_id, req.project).with_context(req.args)
+    return table_for(probed.arch, probed.compiler_id, req.project).with_context(req.compile_args())
 
 
 def _policy(req: Request, compiler_id: str) -> Policy:
     spec = compiler_spec(compiler_id)
-    debug = req.debug_build or any(re.search(p, a) for p in spec.debug_patterns for a in req.args)
+    debug = req.debug_build or any(re.search(p, a) for p in spec.debug_patterns for a in req.compile_args())
     return Policy(spec.opt, spec.werror, debug)
 
 

@@ -371,3 +371,31 @@ def test_a_listed_name_the_compiler_cannot_build_is_one_note_with_its_reason(tmp
     assert again.probes == 0 and [n for n in again.notes if "dropped" in n] == dropped
     assert not [n for n in pipeline.detect(Request(command=(clang,)), build_dir=tmp_path / "max").notes
                 if "dropped" in n]
+
+
+def test_f13_a_cpu_picked_in_the_compiler_command_counts_as_in_the_args(tmp_path: Path) -> None:
+    """CC="gcc -march=haswell": every object is compiled with -march=haswell, but the baseline was 'min' (SSE3)
+    and 50 dispatch versions were built below it; the same flag in c_args was detected.  The command's own
+    arguments (Meson's cc.cmd_array() past its programs) count as the args do: the same baseline, request text,
+    flags and dispatch, in-process (a recorded aarch64 -march=) and with the real gcc, as Meson passes it."""
+    in_command = detect_doc(Request(command=("fakecc", "-march=armv8.2-a+dotprod")),
+                            runner=FakeCompiler(scenario="gcc12-aarch64"))
+    in_args = detect_doc(Request(command=("fakecc",), args=("-march=armv8.2-a+dotprod",)),
+                         runner=FakeCompiler(scenario="gcc12-aarch64"))
+    assert "ASIMDDP" in in_args["baseline"]["names"]
+    for part in ("baseline", "dispatch"):
+        assert in_command[part] == in_args[part]
+    gcc = x86_gcc()
+    configure = [*configure_args(tmp_path / "cmd", gcc), "--cc-arg=-march=haswell"]
+    (tmp_path / "cmd").mkdir()
+    r = cli(*configure)
+    assert r.returncode == 0, r.stderr
+    lines = kv(r.stdout)
+    assert {"AVX2", "FMA3", "X86_V3"} <= set(lines["baseline_names"]), lines["baseline_names"]
+    assert "AVX2" not in lines["dispatch_names"]
+    assert " ".join(lines["baseline_request"]) == "'min' + what -march=haswell enables"
+    (tmp_path / "args").mkdir()
+    r = cli(*configure_args(tmp_path / "args", gcc), "--arg=-march=haswell")
+    assert r.returncode == 0, r.stderr
+    same = ("baseline_names", "baseline_args", "dispatch_names", "baseline_request", "target:BASELINE")
+    assert {k: v for k, v in kv(r.stdout).items() if k in same} == {k: v for k, v in lines.items() if k in same}

@@ -47,6 +47,7 @@ from . import fsio
 from ._record import TYPE_CHECKING, NamedTuple
 from .compiler import macro_satisfied, parse_macro_dump, program_prefix
 from .errors import CompilerError, InputError
+from .flags import mentions
 from .project import MAX_BYTES as PROBE_BYTES  # a features file's probe, and so any probe
 from .records import Outcome
 from .tables import DATA_DIR, PROBES_DIR, Table
@@ -251,11 +252,6 @@ def _blocks(lines: Sequence[str]) -> list[list[str]]:
     return blocks
 
 
-def _mentions(text: str, flag: str) -> bool:
-    """Does ``text`` name ``flag`` as a whole word (``-mavx2`` but not ``-mavx``)?"""
-    return re.search(r"(?<![\w=-])" + re.escape(flag) + r"(?![\w=.+-])", text) is not None
-
-
 def diagnose(
     output: str,
     returncode: int,
@@ -285,7 +281,7 @@ def diagnose(
             diag.suspects.update(owners)
             header_owners.setdefault(header, owners)
         if not owners:
-            owners = [n for flag, names in flag_owner.items() if _mentions(text, flag) for n in names]
+            owners = [n for flag, names in flag_owner.items() if mentions(text, flag) for n in names]
         reason = primary.strip()
         if owners:
             for name in dict.fromkeys(owners):

@@ -39,9 +39,9 @@ if TYPE_CHECKING:
     from .tables import Project
 
 
-__all__ = ["SCHEMA_VERSION", "MAX_BYTES", "Stored", "OtherProject", "check_request", "cache_path", "lang_of",
-           "is_cache_name", "find", "keys", "load", "parse", "lookup", "store", "flush", "discard", "remove_legacy",
-           "warn"]
+__all__ = ["SCHEMA_VERSION", "MAX_BYTES", "Stored", "OtherProject", "ProjectChanged", "check_request", "cache_path",
+           "lang_of", "is_cache_name", "find", "keys", "load", "parse", "lookup", "store", "flush", "discard",
+           "remove_legacy", "warn"]
 
 SCHEMA_VERSION = 2  # of the cache file; 1 stored derived flags, 2 only verdicts
 MAX_BYTES = 4 << 20  # a cache file is a few KiB; anything bigger is not ours
@@ -136,6 +136,23 @@ class OtherProject(CacheError):
     """The file answers a request with another features file (or none): a plain miss for detection."""
 
 
+class ProjectChanged(InputError):
+    """The build's features file, or one of its probes, is no longer what the cache was made from: a
+    reader must not answer with verdicts probed for other sources.  ``what`` says what changed; the
+    message adds the remedy, which ``meson_glue.read_configured`` gives with the build directory."""
+
+    def __init__(self, what: str) -> None:
+        super().__init__(f"{what}; {self.remedy()}")
+        self.what = what
+
+    @staticmethod
+    def remedy(build: str = "BUILDDIR") -> str:
+        # meson.build reads the features file (Meson then reconfigures when it changes), not its probes
+        return (f"configure the build again (the probes run again): 'ninja -C {build} reconfigure' (ninja alone "
+                "does it when the features file changes, not when a probe does), or 'meson setup --reconfigure "
+                f"{build}' from the source directory, which also flushes the feature cache")
+
+
 def _project(stored: Mapping[str, str] | None, project: Project | None, reader: bool) -> Project | None:
     """The features file of the stored request.  Detection (``reader`` false) passes its own: another one is
     ``OtherProject``.  A reader passes the one it was told (it must be the stored one) or None: the stored
@@ -145,6 +162,10 @@ def _project(stored: Mapping[str, str] | None, project: Project | None, reader: 
         return project
     if not reader:
         raise OtherProject("another features file")
+    changed = (f"features file '{fsio.show_path(stored['given'])}' or one of its probes changed since this build "
+               "was configured" if stored else "")
+    if project is not None and stored is not None and project.path == stored["path"]:
+        raise ProjectChanged(changed)  # the same file, other content: not another file
     if project is not None:
         raise InputError(f"--features-file '{fsio.show_path(project.given)}' is not the features file this build was "
                          f"configured with ({fsio.show_path(stored['given']) if stored else 'none'}); pass that one "
@@ -155,12 +176,9 @@ def _project(stored: Mapping[str, str] | None, project: Project | None, reader: 
     try:
         loaded = features.load(stored["given"])
     except InputError as exc:
-        raise InputError(f"the features file this build was configured with cannot be read: {exc}; reconfigure "
-                         "the build (meson setup --reconfigure)") from exc
+        raise ProjectChanged(f"the features file this build was configured with cannot be read: {exc}") from exc
     if loaded is None or (loaded.path, loaded.digest) != ident:
-        raise InputError(f"features file '{fsio.show_path(stored['given'])}' (or one of its probes) changed since "
-                         "this build was configured; reconfigure it (ninja does, or meson setup --reconfigure) "
-                         "before reading its detection")
+        raise ProjectChanged(changed)
     return loaded
 
 

@@ -186,7 +186,7 @@ def _configured_build(build_dir: str | None, proj: Project | None = None) -> Det
 
     ``detect`` and ``explain --build-dir`` of such a dir answer for that build: probing the default compiler there
     would answer for another one and leave a cache that ``report`` lists as a second configuration."""
-    from .meson_glue import is_build_dir
+    from .meson_glue import is_build_dir, read_configured
 
     if not build_dir or not is_build_dir(build_dir):
         return None
@@ -194,7 +194,7 @@ def _configured_build(build_dir: str | None, proj: Project | None = None) -> Det
     if not files:
         raise InputError(f"no ccopt feature file under '{build_dir}'; configure the project first, or pass a "
                          "--build-dir that is not a Meson build directory")
-    return pipeline.read_file(files[0], project=proj)
+    return read_configured(files[0], proj)
 
 
 def cmd_explain(ns: argparse.Namespace) -> int:
@@ -294,8 +294,10 @@ def cmd_report(ns: argparse.Namespace) -> int:
     files = cache.find(_build_dir(ns.builddir))
     if not files:
         raise InputError(f"no ccopt feature file under '{ns.builddir}'; configure the project first")
+    from .meson_glue import read_configured
+
     proj = project.load(ns.features_file)
-    dets = [pipeline.read_file(f, project=proj) for f in files]  # each with the features file it records
+    dets = [read_configured(f, proj) for f in files]  # each with the features file it records
     if ns.json:
         docs = [d.to_json() for d in dets]
         _print_json(docs[0] if len(docs) == 1 else docs)

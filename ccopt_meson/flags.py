@@ -9,7 +9,7 @@ from ._record import TYPE_CHECKING
 if TYPE_CHECKING:
     from typing import Any, Mapping, Sequence
 
-__all__ = ["normalize_flags"]
+__all__ = ["normalize_flags", "mentions"]
 
 
 def _split_plus(flag: str) -> tuple[str, list[str]]:
@@ -67,3 +67,8 @@ def normalize_flags(flags: Sequence[str], conflicts: Sequence[Mapping[str, Any]]
         keep = set(hits[:-1])
         out = [winner if i == hits[-1] else f for i, f in enumerate(out) if i not in keep]
     return [f for f in out if f not in context]  # the user's own flags are on the command line already
+
+
+def mentions(text: str, flag: str) -> bool:
+    """Does ``text`` (a compiler's diagnostic) name ``flag`` as a whole word (``-mavx2`` but not ``-mavx``)?"""
+    return re.search(r"(?<![\w=-])" + re.escape(flag) + r"(?![\w=.+-])", text) is not None

@@ -44,8 +44,8 @@ if TYPE_CHECKING:
     StrPath = Union[str, "os.PathLike[str]"]
 
 __all__ = ["ConfigureOptions", "TargetsOptions", "Kernel", "kernel", "paired", "configure", "targets", "run_setup",
-           "explicit_reconfigure", "parent_argv", "configuring", "is_build_dir", "mark_for_reconfigure", "check_field",
-           "RESERVED_HEADERS"]
+           "explicit_reconfigure", "parent_argv", "configuring", "is_build_dir", "build_root_of", "read_configured",
+           "mark_for_reconfigure", "check_field", "RESERVED_HEADERS"]
 
 FLUSH_FLAGS = ("--reconfigure", "--wipe", "--clearcache")
 # Headers the subproject itself provides: a generated <source>.h must never shadow them.
@@ -114,6 +114,27 @@ def explicit_reconfigure(argv: Sequence[str] | None) -> bool:
 def is_build_dir(path: StrPath) -> bool:
     """Is ``path`` a configured Meson build directory?"""
     return os.path.isfile(os.path.join(path, "meson-private", "coredata.dat"))
+
+
+def build_root_of(path: StrPath) -> str:
+    """The Meson build directory holding ``path`` (a subproject's feature cache is a few levels down), else
+    the directory of ``path``."""
+    here = folder = os.path.dirname(os.path.abspath(path))
+    while not is_build_dir(folder):
+        if os.path.dirname(folder) == folder:
+            return here
+        folder = os.path.dirname(folder)
+    return folder
+
+
+def read_configured(path: StrPath, project: Project | None = None,
+                    how_to_make: str = "configure first") -> Detection:
+    """The detection of a configured build's feature cache (``pipeline.read_file``); when the features file or a
+    probe changed since, the error names the command that configures that build again."""
+    try:
+        return pipeline.read_file(path, how_to_make, project)
+    except cache.ProjectChanged as exc:
+        raise InputError(f"{exc.what}; {exc.remedy(fsio.show_path(build_root_of(path)))}") from exc
 
 
 def mark_for_reconfigure(build_dir: StrPath) -> None:
@@ -545,7 +566,7 @@ def _read_feature_file(path: StrPath, project: Project | None) -> Detection:
     if not cache.is_cache_name(path):
         raise InputError(f"--feature-file: '{fsio.show_path(path)}' is not a ccopt feature file (ccopt-features.json)")
     parent = os.path.dirname(os.fspath(path)) or "."  # Path(path).parent without pathlib
-    return pipeline.read_file(path, f"'ccopt-meson detect --build-dir {parent}' or configure first", project)
+    return read_configured(path, project, f"'ccopt-meson detect --build-dir {parent}' or configure first")
 
 
 # --------------------------------------------------------------------------- setup

@@ -15,6 +15,7 @@ import re
 from . import cache, fsio
 from ._record import TYPE_CHECKING
 from .errors import CcoptError, CompilerError, InputError
+from .flags import mentions
 from .records import (
     BASELINE_DETECT,
     DEFAULT_BASELINE,
@@ -87,6 +88,7 @@ def expressions(req: Request) -> Expressions:
     base = tokenize(req.baseline, "cpu-baseline", req.project, notes)
     disp = tokenize(req.dispatch, "cpu-dispatch", req.project, notes)
     explain_names(req.explain, req.project)  # each a feature name: the same one-line errors as the CLI's
+    args = req.compile_args()  # CC="gcc -march=haswell" picks the CPU as c_args' -march does
     if req.disable_optimization:
         for opt, toks, default in (("cpu-baseline", base, DEFAULT_BASELINE), ("cpu-dispatch", disp, DEFAULT_DISPATCH)):
             if render_tokens(toks) not in (default.upper(), "NONE"):
@@ -94,11 +96,11 @@ def expressions(req: Request) -> Expressions:
                     f"{opt}: '{render_tokens(toks).lower()}' conflicts with disable-optimization=true, "
                     f"which turns every CPU feature off; unset one of the two"
                 )
-        return Expressions((), (), any(a in native_flags_anywhere() for a in req.args), tuple(notes))
-    detect = {"auto": any(picks_cpu(a) for a in req.args), "enabled": True, "disabled": False}[req.baseline_detect]
+        return Expressions((), (), any(a in native_flags_anywhere() for a in args), tuple(notes))
+    detect = {"auto": any(picks_cpu(a) for a in args), "enabled": True, "disabled": False}[req.baseline_detect]
     if detect and not uses(base, "DETECT"):
         base = [*base, Token("+", "DETECT")]
-    native = uses(base + disp, "NATIVE") or any(a in native_flags_anywhere() for a in req.args)
+    native = uses(base + disp, "NATIVE") or any(a in native_flags_anywhere() for a in args)
     return Expressions(tuple(base), tuple(disp), native, tuple(notes))
 
 
@@ -111,12 +113,12 @@ def _table(req: Request, probed: Probed) -> Table | None:
 
     if probed.arch is None:
         return None
-    return table_for(probed.arch, probed.compiler_id, req.project).with_context(req.args)
+    return table_for(probed.arch, probed.compiler_id, req.project).with_context(req.compile_args())
 
 
 def _policy(req: Request, compiler_id: str) -> Policy:
     spec = compiler_spec(compiler_id)
-    debug = req.debug_build or any(re.search(p, a) for p in spec.debug_patterns for a in req.args)
+    debug = req.debug_build or any(re.search(p, a) for p in spec.debug_patterns for a in req.compile_args())
     return Policy(spec.opt, spec.werror, debug)
 
 
@@ -144,21 +146,35 @@ def dropped_names(expr: Expressions, table: Table, outcomes: Mapping[str, Outcom
     return notes
 
 
-def guaranteed_failure(table: Table | None, outcomes: Mapping[str, Outcome], command: Sequence[str]) -> str | None:
-    """A warning when the compiler fails a feature every CPU of its target has (the machine's ``min``):
-    then nothing is wrong with the CPU; the compiler cannot use its own intrinsics headers, which
-    mostly means no C library headers (clang-cl without a Windows SDK, an Apple target without the
-    macOS SDK) and would otherwise pass as "no SIMD" without a word."""
+def guaranteed_failure(table: Table | None, outcomes: Mapping[str, Outcome], command: Sequence[str],
+                       baseline: Sequence[str] = ()) -> str | None:
+    """A warning when a feature every CPU of the target has (the machine's ``min``) is unsupported, naming
+    why and the baseline the build then uses (``baseline``): nothing is wrong with the CPU.
+
+    Three causes: the feature is disabled (a features file's override, a compiler without its flags); the
+    compiler rejects its flag (the diagnostic names it); or its probe fails, which for a feature every CPU
+    has mostly means no C library headers (clang-cl without a Windows SDK, an Apple target without the
+    macOS SDK).  Each would otherwise pass as a lower baseline without a word."""
     failed = [n for n in table.machine.min if n in outcomes and not outcomes[n].supported] if table else []
     if table is None or not failed:
         return None
     root = next((n for n in failed if not outcomes[n].reason.startswith("requires ")), failed[0])
-    reason = (outcomes[root].reason.splitlines() or ["failed"])[0]
-    shown = reason if len(reason) <= 200 else reason[:197] + "..."
-    return (f"warning: compiler '{' '.join(command)}' cannot compile {root}, which every {table.machine.name} "
-            f"CPU has ({shown}), so no SIMD is used: give the compiler the headers it needs (the Windows SDK, "
-            "the macOS SDK, a sysroot), or where the target has none pass -ffreestanding "
-            "(clang-cl: /clang:-ffreestanding)")
+    feat, machine = table.features[root], table.machine.name
+    reason = (feat.disabled or outcomes[root].reason).splitlines() or ["failed"]
+    shown = reason[0] if len(reason[0]) <= 200 else reason[0][:197] + "..."
+    flags = table.flags_for(baseline)
+    used = f"{' '.join(baseline)} ({' '.join(flags) or 'no flags'})" if baseline else "none (no SIMD is used)"
+    if feat.disabled:
+        return f"warning: {root}, which every {machine} CPU has, is disabled ({shown}), so the baseline is {used}"
+    who = f"compiler '{' '.join(command)}'"
+    rejected = [f for f in feat.flags if mentions(shown, f)] if not shown.startswith("flags ") else []
+    if rejected:
+        return (f"warning: {who} rejects {' '.join(rejected)}, the flag of {root}, which every {machine} CPU has "
+                f"({shown}), so the baseline is {used}: give {root} flags this compiler accepts (an override "
+                "in the features file), or use another compiler")
+    return (f"warning: {who} cannot compile {root}, which every {machine} CPU has ({shown}), so the baseline is "
+            f"{used}: give the compiler the headers it needs (the Windows SDK, the macOS SDK, a sysroot), or where "
+            "the target has none pass -ffreestanding (clang-cl: /clang:-ffreestanding)")
 
 
 def document(req: Request, probed: Probed, hit: bool = False, key: str = "", probes: int = 0,
@@ -178,7 +194,7 @@ def document(req: Request, probed: Probed, hit: bool = False, key: str = "", pro
                      for n, o in probed.outcomes.items() if n in table.features}
         baseline, dispatch = resolve(table, base_sel, disp_sel, supported)
         notes += dropped_names(expr, table, probed.outcomes)
-        warning = guaranteed_failure(table, probed.outcomes, req.command)
+        warning = guaranteed_failure(table, probed.outcomes, req.command, baseline)
         if warning:
             notes.append(warning)
     return Detection(

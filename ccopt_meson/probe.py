@@ -45,8 +45,9 @@ from pathlib import Path
 
 from . import fsio
 from ._record import TYPE_CHECKING, NamedTuple
-from .compiler import macro_satisfied, parse_macro_dump
+from .compiler import macro_satisfied, parse_macro_dump, program_prefix
 from .errors import CompilerError, InputError
+from .flags import mentions
 from .project import MAX_BYTES as PROBE_BYTES  # a features file's probe, and so any probe
 from .records import Outcome
 from .tables import DATA_DIR, PROBES_DIR, Table
@@ -251,11 +252,6 @@ def _blocks(lines: Sequence[str]) -> list[list[str]]:
     return blocks
 
 
-def _mentions(text: str, flag: str) -> bool:
-    """Does ``text`` name ``flag`` as a whole word (``-mavx2`` but not ``-mavx``)?"""
-    return re.search(r"(?<![\w=-])" + re.escape(flag) + r"(?![\w=.+-])", text) is not None
-
-
 def diagnose(
     output: str,
     returncode: int,
@@ -285,7 +281,7 @@ def diagnose(
             diag.suspects.update(owners)
             header_owners.setdefault(header, owners)
         if not owners:
-            owners = [n for flag, names in flag_owner.items() if _mentions(text, flag) for n in names]
+            owners = [n for flag, names in flag_owner.items() if mentions(text, flag) for n in names]
         reason = primary.strip()
         if owners:
             for name in dict.fromkeys(owners):
@@ -451,16 +447,19 @@ class Session:
     def __init__(self, scratch: Scratch, command: Sequence[str], args: Sequence[str], lang: str,
                  driver: Mapping[str, Any]) -> None:
         self.scratch = scratch
-        self.command = list(command)
+        self.command = list(command)  # as given: what messages name
         self.lang = lang
         self.driver = driver
-        self.args = self._probe_args(args)
+        # the command's own arguments (CC="clang -ftime-trace") are the user's args too, filtered alike
+        self.programs = program_prefix(self.command)
+        self.args = self._probe_args([*self.command[len(self.programs):], *args])
         self._staged: dict[Path, Path] = {}
         self._stage_lock = threading.Lock()
 
     def _probe_args(self, args: Sequence[str]) -> list[str]:
-        """The user's args minus warning options and output names (per driver): those change no code,
-        and a user's ``-o FILE`` must not redirect a probe's output."""
+        """The user's args minus warning options and the options that name or write files (per driver,
+        ``probe_drop_args``): those change no code, and a user's ``-o FILE``, ``-MJ FILE`` or ``-ftime-trace``
+        must not redirect a probe's output, overwrite the user's file or litter the directory Meson runs in."""
         drop = [re.compile(p) for p in self.driver.get("probe_drop_args", ())]
         with_value = [re.compile(p) for p in self.driver.get("probe_drop_args_with_value", ())]
         out: list[str] = []
@@ -478,7 +477,7 @@ class Session:
         return self.scratch.next_path(suffix)
 
     def run(self, extra: Sequence[str]) -> ProcResult:
-        return self.scratch.run([*self.command, *self.args, *extra])
+        return self.scratch.run([*self.programs, *self.args, *extra])
 
     def clean(self, text: str) -> str:
         """Make compiler output deterministic: no scratch or install paths."""

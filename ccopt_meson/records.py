@@ -11,6 +11,7 @@ the build directory.  It becomes JSON only in ``to_json`` (``--json`` output).
 from __future__ import annotations
 
 from ._record import TYPE_CHECKING, NamedTuple
+from .compiler import program_prefix
 from .tables import compiler_spec, macro_style, picks_cpu
 
 if TYPE_CHECKING:
@@ -56,6 +57,13 @@ class Request(NamedTuple):
     # when the baseline gains DETECT (what the user's own args enable): 'auto' when they pick a CPU
     # (-march=, -mcpu=, ...), 'enabled' always, 'disabled' never (numpy's cpu-baseline-detect)
     baseline_detect: str = "auto"
+
+    def compile_args(self) -> tuple[str, ...]:
+        """Every argument the compiler gets: those written into the command itself, past its programs
+        (``CC="gcc -march=haswell"``: Meson's ``cc.cmd_array()`` holds them), then ``args``.  What picks a
+        CPU, asks for 'native' or marks a debug build counts wherever it was written: every object is
+        compiled with both."""
+        return (*self.command[len(program_prefix(self.command)):], *self.args)
 
 
 class Expressions(NamedTuple):
@@ -189,7 +197,7 @@ class Detection(NamedTuple):
     def baseline_request(self) -> str:
         """What was asked for the baseline, with the user's own CPU choice that raised it (``-march=native``)."""
         policy = self.request.baseline_detect
-        picked = [a for a in self.compiler.args if picks_cpu(a)] if policy != "disabled" else []
+        picked = [a for a in self.request.compile_args() if picks_cpu(a)] if policy != "disabled" else []
         asked = repr(self.request.baseline)
         if policy == "enabled" and not picked:
             return f"{asked} + what the compile args enable"

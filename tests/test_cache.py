@@ -905,8 +905,8 @@ def test_the_cache_records_the_features_file_and_readers_use_it(tmp_path: Path) 
 def test_a_features_file_changed_since_configure_is_refused_by_its_readers(tmp_path: Path) -> None:
     build, features = _built_with(tmp_path, NUMPY22)
     features.write_text(features.read_text() + "\n")  # the same features, another digest
-    with pytest.raises(InputError, match=r"features file '.*features.json' \(or one of its probes\) changed since "
-                                         "this build was configured; reconfigure it"):
+    with pytest.raises(InputError, match=r"features file '.*features.json' or one of its probes changed since "
+                                         "this build was configured; configure the build again"):
         pipeline.read(build)
     one_error(cli("report", str(build)), "changed since this build was configured")
     features.unlink()
@@ -987,3 +987,37 @@ def test_a11_another_assembler_first_on_path_probes_again(tmp_path: Path, monkey
     monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
     assert not detect(REQ, build_dir=build, runner=FakeCompiler()).cache_hit
     assert detect(REQ, build_dir=build, runner=FakeCompiler()).cache_hit
+
+
+def test_f25_a_probe_edited_after_configure_is_named_with_the_command_that_configures_again(tmp_path: Path) -> None:
+    """A probe edited after configure: 'targets' said "--features-file 'F' is not the features file this build was
+    configured with (F)", the same path twice, and 'report' advised a reconfigure "ninja does", which ninja does
+    not do for a probe (meson.build reads the features file only).  Both now say what changed and the command
+    that configures that build again, with the Meson build dir a subproject's cache is under."""
+    import shutil
+
+    from ccopt_meson import project
+
+    shutil.copytree(ROOT / "tests" / "projects" / "project_features" / "features", tmp_path / "features")
+    features = tmp_path / "features" / "ccopt.json"
+    build = tmp_path / "build"
+    (build / "meson-private").mkdir(parents=True)
+    (build / "meson-private" / "coredata.dat").write_bytes(b"")  # what makes it a Meson build dir
+    sub = build / "subprojects" / "ccopt-meson"
+    detect(Request(command=("fakecc",), project=project.load(features)), build_dir=sub, runner=FakeCompiler())
+    assert cli("report", str(build)).returncode == 0
+    with open(tmp_path / "features" / "adx.c", "a") as fh:
+        fh.write("/* edited after configure */\n")
+    expected = (f"features file '{features}' or one of its probes changed since this build was configured; configure "
+                f"the build again (the probes run again): 'ninja -C {build} reconfigure' (ninja alone does it when "
+                "the features file changes, not when a probe does), or 'meson setup --reconfigure "
+                f"{build}' from the source directory, which also flushes the feature cache")
+    source = tmp_path / "k.dispatch.c"
+    source.write_text("/*@targets baseline adx */\n")
+    for r in (cli("targets", str(source), "--feature-file", str(sub / CACHE), "--features-file", str(features),
+                  "--output-dir", str(tmp_path)),
+              cli("targets", str(source), "--feature-file", str(sub / CACHE), "--output-dir", str(tmp_path)),
+              cli("report", str(build)), cli("explain", "adx", "--build-dir", str(build))):
+        assert one_error(r) == f"ccopt-meson: error: {expected}"
+    detect(Request(command=("fakecc",), project=project.load(features)), build_dir=sub, runner=FakeCompiler())
+    assert cli("report", str(build)).returncode == 0  # what a reconfigure does: a miss, probed again

@@ -637,3 +637,36 @@ def test_f16_a_sibling_source_of_a_project_under_a_path_with_a_space(tmp_path: P
     r = run(tmp_path / "k3.dispatch.c")
     assert r.returncode == 0, r.stderr
     assert [line.split("\t")[2] for line in r.stdout.splitlines()] == [str(tmp_path / "k3.dispatch.c")]
+
+@pytest.mark.slow
+def test_f18_configure_writes_no_bytecode_into_the_consumers_source(tmp_path: Path) -> None:
+    """Configure wrote 22 .pyc files into subprojects/ccopt-meson/ccopt_meson/__pycache__, a source tree Meson
+    treats as read-only.  The helper's bytecode now goes to the build dir (meson-private/ccopt-pycache: a
+    regeneration reads it, as it read the source tree's), the standard library's stays where it was, and
+    outside Meson none is written."""
+    need("gcc")
+    src = _copy_project(tmp_path)
+    build = tmp_path / "build"
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("CCOPT_", "MESON_", "PYTHONPYCACHEPREFIX")) and k != "PYTHONDONTWRITEBYTECODE"}
+    env.update(CC=need("gcc"), CXX=need("g++"))
+
+    def run(*cmd: str, extra: dict[str, str] | None = None) -> str:
+        r = subprocess.run(cmd, cwd=src, env={**env, **(extra or {})}, capture_output=True, text=True, timeout=600)
+        assert r.returncode == 0 and "Traceback" not in r.stdout + r.stderr, r.stdout[-3000:] + r.stderr[-3000:]
+        return r.stdout
+
+    run(sys.executable, "-m", "mesonbuild.mesonmain", "setup", str(build))
+    sub = src / "subprojects" / "ccopt-meson"
+    assert sorted(str(p.relative_to(src)) for p in src.rglob("__pycache__")) == []
+    cached = sorted(p for p in (build / "meson-private" / "ccopt-pycache").rglob("*.pyc"))
+    assert {p.parent.name for p in cached} == {"ccopt_meson"}, cached  # the package's only
+    assert {"cli", "pipeline", "meson_glue", "cache"} <= {p.name.split(".")[0] for p in cached}
+    stamps = {p: p.stat().st_mtime_ns for p in cached}
+    os.utime(src / "meson.build")
+    run(need("ninja"), "-C", str(build), "build.ninja")  # ninja's regeneration: a hit, reading the bytecode
+    assert {p: p.stat().st_mtime_ns for p in cached} == stamps
+    assert sorted(src.rglob("__pycache__")) == []
+    helper = [sys.executable, "-S", str(sub / "tools" / "ccopt-meson-helper.py")]
+    run(*helper, "report", str(build))  # by hand, outside Meson
+    assert sorted(src.rglob("__pycache__")) == []

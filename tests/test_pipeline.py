@@ -371,3 +371,56 @@ def test_a_listed_name_the_compiler_cannot_build_is_one_note_with_its_reason(tmp
     assert again.probes == 0 and [n for n in again.notes if "dropped" in n] == dropped
     assert not [n for n in pipeline.detect(Request(command=(clang,)), build_dir=tmp_path / "max").notes
                 if "dropped" in n]
+
+
+def test_f13_a_cpu_picked_in_the_compiler_command_counts_as_in_the_args(tmp_path: Path) -> None:
+    """CC="gcc -march=haswell": every object is compiled with -march=haswell, but the baseline was 'min' (SSE3)
+    and 50 dispatch versions were built below it; the same flag in c_args was detected.  The command's own
+    arguments (Meson's cc.cmd_array() past its programs) count as the args do: the same baseline, request text,
+    flags and dispatch, in-process (a recorded aarch64 -march=) and with the real gcc, as Meson passes it."""
+    in_command = detect_doc(Request(command=("fakecc", "-march=armv8.2-a+dotprod")),
+                            runner=FakeCompiler(scenario="gcc12-aarch64"))
+    in_args = detect_doc(Request(command=("fakecc",), args=("-march=armv8.2-a+dotprod",)),
+                         runner=FakeCompiler(scenario="gcc12-aarch64"))
+    assert "ASIMDDP" in in_args["baseline"]["names"]
+    for part in ("baseline", "dispatch"):
+        assert in_command[part] == in_args[part]
+    gcc = x86_gcc()
+    configure = [*configure_args(tmp_path / "cmd", gcc), "--cc-arg=-march=haswell"]
+    (tmp_path / "cmd").mkdir()
+    r = cli(*configure)
+    assert r.returncode == 0, r.stderr
+    lines = kv(r.stdout)
+    assert {"AVX2", "FMA3", "X86_V3"} <= set(lines["baseline_names"]), lines["baseline_names"]
+    assert "AVX2" not in lines["dispatch_names"]
+    assert " ".join(lines["baseline_request"]) == "'min' + what -march=haswell enables"
+    (tmp_path / "args").mkdir()
+    r = cli(*configure_args(tmp_path / "args", gcc), "--arg=-march=haswell")
+    assert r.returncode == 0, r.stderr
+    same = ("baseline_names", "baseline_args", "dispatch_names", "baseline_request", "target:BASELINE")
+    assert {k: v for k, v in kv(r.stdout).items() if k in same} == {k: v for k, v in lines.items() if k in same}
+
+
+def test_f17_the_warning_about_a_min_feature_names_its_real_reason_and_the_baseline(tmp_path: Path) -> None:
+    """A 'min' row that failed for the project's own disable or a rejected flag got the missing-SDK warning,
+    "so no SIMD is used", beside an SSE SSE2 baseline: now the disable's reason, the rejected flag or the
+    failed probe, and the baseline actually used."""
+    from ccopt_meson import project
+
+    features = tmp_path / "ccopt.json"
+    features.write_text(json.dumps({"override": {"x86": [{"name": "SSE3", "disable": "not in our kernels"}]}}))
+    det = pipeline.detect(Request(command=("fakecc",), project=project.load(features)), runner=FakeCompiler())
+    [warning] = [n for n in det.notes if n.startswith("warning: ")]
+    assert det.baseline == ("SSE", "SSE2")
+    assert warning == ("warning: SSE3, which every x86_64 CPU has, is disabled (not in our kernels), so the "
+                       "baseline is SSE SSE2 (-msse -msse2)")
+    det = pipeline.detect(Request(command=("fakecc",)), runner=FakeCompiler(reject_flags=["-msse3"]))
+    [warning] = [n for n in det.notes if n.startswith("warning: ")]
+    assert det.baseline == ("SSE", "SSE2")
+    assert warning.startswith("warning: compiler 'fakecc' rejects -msse3, the flag of SSE3, which every x86_64 CPU "
+                              "has (") and "so the baseline is SSE SSE2 (-msse -msse2): give SSE3 flags" in warning
+    assert "SDK" not in warning and "no SIMD" not in warning
+    r = cli("detect", "--json", "--cc", f"{need('clang')} --target=arm64-apple-macos11")  # no macOS SDK here
+    [warning] = [n for n in json.loads(r.stdout)["notes"] if n.startswith("warning: ")]
+    assert "cannot compile NEON, which every aarch64 CPU has (" in warning and "macOS SDK" in warning
+    assert "so the baseline is none (no SIMD is used): " in warning

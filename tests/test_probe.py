@@ -662,3 +662,48 @@ def test_a_probe_source_is_read_bounded_like_every_input(tmp_path: Path) -> None
         real = tmp_path / "real.c"
         real.write_text("int ccopt_probe_real(void) { return 0; }\n")
         assert session.stage(real).read_text() == real.read_text()
+
+
+F23_FILE_WRITERS = [  # (compiler, its words; "F" is the user's file)
+    ("clang", ("-MJ", "F")), ("clang", ("-MJF",)), ("clang", ("-foptimization-record-file=F",)),
+    ("clang", ("-ftime-trace",)), ("clang", ("-ftime-trace=.",)), ("clang", ("-fsave-optimization-record",)),
+    ("clang", ("--serialize-diagnostics", "F")), ("clang", ("-fproc-stat-report=F",)),
+    ("gcc", ("--coverage", "-fprofile-note=F")),
+]
+
+
+@pytest.mark.parametrize("where", ["args", "command"])
+@pytest.mark.parametrize(("compiler", "words"), F23_FILE_WRITERS, ids=[" ".join(w) for _, w in F23_FILE_WRITERS])
+def test_f23_probes_never_write_the_users_files_nor_where_they_run(tmp_path: Path, compiler: str,
+                                                                   words: tuple[str, ...], where: str) -> None:
+    """clang's -MJ F, -foptimization-record-file=F and gcc's -fprofile-note=F overwrote the user's F; clang's
+    -ftime-trace and -fsave-optimization-record wrote '-.json' (named after the macro dump's stdout) into the
+    directory the helper ran in, which under Meson is the subproject's source.  In c_args or in CC alike."""
+    cc = need(compiler)
+    (tmp_path / "F").write_text("the user's\n")
+    given = [f"--arg={w}" for w in words] if where == "args" else ["--arg=-O2"]
+    command = [cc] if where == "args" else [cc, *words]
+    r = cli("detect", "--json", *(f"--cc-arg={w}" for w in command), *given, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["F"]
+    assert (tmp_path / "F").read_text() == "the user's\n"
+    assert json.loads(r.stdout)["baseline"]["names"], "the probes still pass"
+
+
+@pytest.mark.parametrize(("driver", "words", "kept"), [
+    ("gnu", ["-MJ", "F", "-MJF", "-O2", "-ftime-trace-granularity=1", "-fdiagnostics-format=sarif-file"], ["-O2"]),
+    ("gnu", ["-fdiagnostics-add-output=sarif:file=F", "--serialize-diagnostics", "F", "-mavx2"], ["-mavx2"]),
+    ("clang-cl", ["/clang:-MJ", "/clang:F", "/clang:-MJF", "-ftime-trace", "/clang:-fsave-optimization-record",
+                  "/clang:-foptimization-record-file=F", "/clang:--serialize-diagnostics", "/clang:F", "/O2"], ["/O2"]),
+    ("msvc", ["/clang:-MJ", "/clang:F", "/clang:-ftime-trace=.", "/arch:AVX2"], ["/arch:AVX2"]),
+])
+def test_f23_the_data_drops_every_file_writing_spelling(driver: str, words: list[str], kept: list[str]) -> None:
+    """What no compiler here can run (gcc 13's sarif-file, gcc 15's add-output, clang-cl), checked on the data:
+    each value-taking form drops its value too, from the args and from the command's own words."""
+    from ccopt_meson.probe import Session
+
+    spec = tables.compilers_data()["drivers"][driver]
+    with Scratch(runner=lambda argv, timeout: ProcResult(0, "")) as scratch:
+        assert Session(scratch, ["cc"], words, "c", spec).args == kept
+        in_command = Session(scratch, ["ccache", "cc", *words], [], "c", spec)
+        assert (in_command.programs, in_command.args) == (["ccache", "cc"], kept)

@@ -40,8 +40,8 @@ if TYPE_CHECKING:
 
 
 __all__ = ["SCHEMA_VERSION", "MAX_BYTES", "Stored", "OtherProject", "ProjectChanged", "check_request", "cache_path",
-           "lang_of", "is_cache_name", "find", "keys", "load", "parse", "lookup", "store", "flush", "discard",
-           "remove_legacy", "warn"]
+           "lang_of", "is_cache_name", "find", "keys", "load", "parse", "features_file_of", "lookup", "store", "flush",
+           "discard", "remove_legacy", "warn"]
 
 SCHEMA_VERSION = 2  # of the cache file; 1 stored derived flags, 2 only verdicts
 MAX_BYTES = 4 << 20  # a cache file is a few KiB; anything bigger is not ours
@@ -141,9 +141,10 @@ class ProjectChanged(InputError):
     reader must not answer with verdicts probed for other sources.  ``what`` says what changed; the
     message adds the remedy, which ``meson_glue.read_configured`` gives with the build directory."""
 
-    def __init__(self, what: str) -> None:
+    def __init__(self, what: str, given: str) -> None:
         super().__init__(f"{what}; {self.remedy()}")
         self.what = what
+        self.given = given  # the features file's path, as configure was given it
 
     @staticmethod
     def remedy(build: str = "BUILDDIR") -> str:
@@ -165,7 +166,7 @@ def _project(stored: Mapping[str, str] | None, project: Project | None, reader: 
     changed = (f"features file '{fsio.show_path(stored['given'])}' or one of its probes changed since this build "
                "was configured" if stored else "")
     if project is not None and stored is not None and project.path == stored["path"]:
-        raise ProjectChanged(changed)  # the same file, other content: not another file
+        raise ProjectChanged(changed, stored["given"])  # the same file, other content: not another file
     if project is not None:
         raise InputError(f"--features-file '{fsio.show_path(project.given)}' is not the features file this build was "
                          f"configured with ({fsio.show_path(stored['given']) if stored else 'none'}); pass that one "
@@ -176,9 +177,10 @@ def _project(stored: Mapping[str, str] | None, project: Project | None, reader: 
     try:
         loaded = features.load(stored["given"])
     except InputError as exc:
-        raise ProjectChanged(f"the features file this build was configured with cannot be read: {exc}") from exc
+        raise ProjectChanged(f"the features file this build was configured with cannot be read: {exc}",
+                             stored["given"]) from exc
     if loaded is None or (loaded.path, loaded.digest) != ident:
-        raise ProjectChanged(changed)
+        raise ProjectChanged(changed, stored["given"])
     return loaded
 
 
@@ -256,6 +258,18 @@ def parse(raw: bytes, project: Project | None = None, reader: bool = False) -> S
     if doc.get("schema_version") != SCHEMA_VERSION:
         raise CacheError(f"schema version {str(doc.get('schema_version'))[:20]}, this helper reads {SCHEMA_VERSION}")
     return _decode(doc, project, reader)
+
+
+def features_file_of(path: str | os.PathLike[str]) -> str | None:
+    """The features file (its path as given) the cache file at ``path`` was made with: None without one, or
+    without a cache file its reader accepts."""
+    try:
+        stored = load(path)
+    except ProjectChanged as exc:  # changed since: still the file it was made with
+        return exc.given
+    except (CacheError, InputError):
+        return None
+    return stored.request.project.given if stored is not None and stored.request.project is not None else None
 
 
 def lookup(path: str | os.PathLike[str], project: Project | None = None) -> Stored | None:

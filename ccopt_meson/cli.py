@@ -197,12 +197,39 @@ def _configured_build(build_dir: str | None, proj: Project | None = None) -> Det
     return read_configured(files[0], proj)
 
 
-def cmd_explain(ns: argparse.Namespace) -> int:
+def _explain_names(ns: argparse.Namespace, proj: Project | None, configured: bool) -> list[str]:
+    """explain's names; one with a name of the features file a ``detect --build-dir`` directory's cache was made
+    with, but not given (only a Meson build dir is answered from its cache), says so in one line."""
     from .resolve import explain_names
 
+    try:
+        return explain_names(ns.names, proj)
+    except InputError as exc:
+        recorded = None if configured or proj or not ns.build_dir else cache.features_file_of(
+            cache.cache_file(ns.build_dir, ns.lang))
+        if recorded is None or not _names_of(ns.names, recorded):
+            raise
+        raise InputError(f"explain: '{' '.join(ns.names)[:80]}' names a feature of features file '{recorded}', "
+                         f"which the feature cache in '{ns.build_dir}' was made with; '{ns.build_dir}' is not a Meson "
+                         "build directory, so explain answers for the options given: pass --features-file "
+                         f"'{recorded}'") from exc
+
+
+def _names_of(names: Sequence[str], features_file: str) -> bool:
+    """Are ``names`` all feature names once ``features_file`` is read?"""
+    from .resolve import explain_names
+
+    try:
+        explain_names(names, project.load(features_file))
+    except InputError:
+        return False
+    return True
+
+
+def cmd_explain(ns: argparse.Namespace) -> int:
     req = request_from(ns)
     configured = _configured_build(ns.build_dir, req.project)  # with the features file its cache records
-    names = explain_names(ns.names, configured.request.project if configured else req.project)
+    names = _explain_names(ns, configured.request.project if configured else req.project, configured is not None)
     det = configured or pipeline.detect(
         req._replace(explain=tuple(names)), build_dir=ns.build_dir, flush_first=ns.flush)
     answers = [explain_feature(det, n) for n in names]

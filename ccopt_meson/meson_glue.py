@@ -493,7 +493,8 @@ def targets(opts: TargetsOptions) -> int:
     """
     det = _read_feature_file(opts.feature_file, opts.project)
     out_dir = opts.output_dir or _caller_build_dir()
-    kernels = [kernel(arg, opts.project) for arg in paired(opts.sources)]
+    # the features file the cache records (the one given, checked to be it): no --features-file needed
+    kernels = [kernel(arg, det.request.project) for arg in paired(opts.sources)]
     for k in kernels:
         _check_language(k.source, opts.lang)
     # a $noheader source has no header and no macros: nothing of its name can clash (its libraries are

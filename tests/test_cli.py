@@ -193,3 +193,38 @@ def test_a17_an_invalid_columns_is_ignored(columns: str) -> None:
     assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
     r = cli("--help", env={"COLUMNS": columns})
     assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
+
+
+def test_f14_without_features_file_the_cache_s_own_is_used_or_named(tmp_path: Path) -> None:
+    """'targets' without --features-file refused '#carry' and ADX, names of the build's own features file, though
+    its feature cache records that file: the names are read with it.  'explain --build-dir' on a directory that is
+    not a Meson build dir (detect's cache) answers for the options given: a name of the features file its cache
+    was made with, not given, is one line naming that file, not "unknown feature 'adx' (did you mean 'MAX')"."""
+    import shutil
+
+    from ccopt_meson import Request, project
+    from ccopt_meson.pipeline import detect
+
+    from .conftest import FakeCompiler
+
+    shutil.copytree(ROOT / "tests" / "projects" / "project_features" / "features", tmp_path / "features")
+    features = tmp_path / "features" / "ccopt.json"
+    build = tmp_path / "build"
+    (build / "meson-private").mkdir(parents=True)
+    (build / "meson-private" / "coredata.dat").write_bytes(b"")
+    sub = build / "subprojects" / "ccopt-meson"
+    detect(Request(command=("fakecc",), project=project.load(features)), build_dir=sub, runner=FakeCompiler())
+    source = tmp_path / "add.dispatch.c"
+    source.write_text("/*@targets baseline #carry */\n")
+    r = cli("targets", str(source), "--feature-file", str(sub / CACHE), "--output-dir", str(tmp_path))
+    assert r.returncode == 0, r.stderr
+    assert [line.split("\t")[-1] for line in r.stdout.splitlines()] == ["BASELINE", "ADX", "BMI2__ADX"]
+    r = cli("explain", "adx", "--build-dir", str(build), "--json")
+    assert r.returncode == 0 and json.loads(r.stdout)[0]["status"] == "dispatch", r.stderr
+    plain = tmp_path / "plain"
+    detect(Request(command=("fakecc",), project=project.load(features)), build_dir=plain, runner=FakeCompiler())
+    one_error(cli("explain", "adx", "--build-dir", str(plain)),
+              f"explain: 'adx' names a feature of features file '{features}', which the feature cache in '{plain}' "
+              f"was made with; '{plain}' is not a Meson build directory, so explain answers for the options given: "
+              f"pass --features-file '{features}'")
+    one_error(cli("explain", "nosuch", "--build-dir", str(plain)), "explain: unknown feature 'nosuch'")

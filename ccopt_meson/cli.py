@@ -390,7 +390,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 
     class _Formatter(argparse.HelpFormatter):
         def __init__(self, prog: str) -> None:
-            # a fixed width: the default asks shutil for the terminal size, an import on every run
+            # COLUMNS or 100 (_columns), never the terminal's size
             super().__init__(prog, width=_columns(os.environ.get("COLUMNS", "")))
 
     class _Parser(argparse.ArgumentParser):

@@ -12,6 +12,14 @@ from functions defined once in this module, so making a record class compiles no
 
 Modules write ``TYPE_CHECKING = False`` instead of importing it from ``typing``: type checkers
 treat that name as true whatever its value.
+
+Kept against STYLE rule 16 on a measurement: with ``typing.NamedTuple`` instead (this module gone), the
+regeneration of a 2-source project (``meson.build`` touched, then ``ninja``) took 1.05x as long, the
+median of 7 paired calls of 15 pairs each on the current tree (call medians 1.00-1.09x), and 1.07x on
+the tree before the other copies went (8 calls, 1.02-1.12x); the regeneration's two helper runs took
+33-43 ms more (about 1.2x).  Most of it is ``typing.NamedTuple`` itself: it compiles each string
+annotation into a ``ForwardRef`` and each class's ``__new__`` with ``eval``; importing ``typing``
+alone measured about 10 ms a pair of runs.
 """
 
 from __future__ import annotations

@@ -26,6 +26,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from pathlib import Path, PurePath
 
 from . import fsio, schema
 from ._record import TYPE_CHECKING, NamedTuple
@@ -33,7 +34,6 @@ from .errors import CacheError, InputError, TableError
 from .records import Macros, Outcome, Probed, Request
 
 if TYPE_CHECKING:
-    from pathlib import Path
     from typing import Any, Mapping
 
     from .tables import Project
@@ -64,21 +64,18 @@ def warn(message: str) -> None:
 
 
 def cache_file(build_dir: str | os.PathLike[str], lang: str = "c") -> str:
-    """``BUILD/ccopt-features.json`` for C, ``BUILD/ccopt-features-cpp.json`` for C++ (a cache hit's path:
-    a string, since pathlib costs about a Python start-up to import)."""
+    """``BUILD/ccopt-features.json`` for C, ``BUILD/ccopt-features-cpp.json`` for C++."""
     return os.path.join(build_dir, f"{_PREFIX}{_LANG_SUFFIX[lang]}{_SUFFIX}")
 
 
 def cache_path(build_dir: str | os.PathLike[str], lang: str = "c") -> Path:
     """``cache_file`` as a ``Path``."""
-    from pathlib import Path
-
     return Path(cache_file(build_dir, lang))
 
 
 def lang_of(path: str | os.PathLike[str]) -> str | None:
     """The language of a cache file name, None when the name is not one of ours."""
-    name = fsio.base_name(path)
+    name = PurePath(path).name
     return next((lang for lang, sfx in _LANG_SUFFIX.items() if name == f"{_PREFIX}{sfx}{_SUFFIX}"), None)
 
 
@@ -88,8 +85,6 @@ def is_cache_name(path: str | os.PathLike[str]) -> bool:
 
 def find(build_dir: str | os.PathLike[str]) -> list[Path]:
     """Our cache files under a build directory (its subprojects included), sorted; unreadable dirs skipped."""
-    from pathlib import Path
-
     out: list[Path] = []
     for top, dirs, files in os.walk(build_dir, onerror=lambda exc: None):
         dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d != "meson-private")
@@ -238,13 +233,13 @@ def load(path: str | os.PathLike[str], project: Project | None = None, reader: b
     except (FileNotFoundError, NotADirectoryError):
         return None
     except InputError as exc:
-        raise CacheError(str(exc).replace(f"'{fsio.show_path(path)}'", fsio.base_name(path))) from exc
+        raise CacheError(str(exc).replace(f"'{fsio.show_path(path)}'", PurePath(path).name)) from exc
     try:
         return parse(raw, project, reader)
     except OtherProject:
         raise
     except CacheError as exc:
-        raise CacheError(f"{fsio.base_name(path)}: {exc}") from exc
+        raise CacheError(f"{PurePath(path).name}: {exc}") from exc
 
 
 def parse(raw: bytes, project: Project | None = None, reader: bool = False) -> Stored:
@@ -370,8 +365,6 @@ def discard(path: str | os.PathLike[str]) -> bool:
 
 def flush(build_dir: str | os.PathLike[str]) -> list[Path]:
     """Delete our cache files under ``build_dir``; the next detection probes again."""
-    from pathlib import Path
-
     found = find(build_dir)
     removed = [p for p in found if discard(p)]
     for folder in {Path(build_dir), *(p.parent for p in found)}:

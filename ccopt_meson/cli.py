@@ -7,9 +7,9 @@ place where errors become ``ccopt-meson: error: <message>`` and an exit code
 
 from __future__ import annotations
 
-import _signal  # type: ignore[import-not-found]  # the C module: `signal` builds enums at import
 import io
 import os
+import signal
 import sys
 
 from . import cache, fsio, pipeline, project, rules
@@ -433,7 +433,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 
     class _Formatter(argparse.HelpFormatter):
         def __init__(self, prog: str) -> None:
-            # a fixed width: the default asks shutil for the terminal size, an import on every run
+            # COLUMNS or 100 (_columns), never the terminal's size
             super().__init__(prog, width=_columns(os.environ.get("COLUMNS", "")))
 
     class _Parser(argparse.ArgumentParser):
@@ -502,11 +502,11 @@ def _termination_raises() -> dict[int, Any]:
     thread (an API user calling ``main`` from a thread)."""
     saved: dict[int, Any] = {}
     for name in _TERMINATING:
-        sig = getattr(_signal, name, None)
-        if sig is None or _signal.getsignal(sig) != _signal.SIG_DFL:
+        sig = getattr(signal, name, None)
+        if sig is None or signal.getsignal(sig) != signal.SIG_DFL:
             continue
         try:
-            saved[sig] = _signal.signal(sig, _raise_terminated)
+            saved[sig] = signal.signal(sig, _raise_terminated)
         except ValueError:  # not the main thread
             break
     return saved
@@ -514,7 +514,7 @@ def _termination_raises() -> dict[int, Any]:
 
 def _restore(saved: dict[int, Any]) -> None:
     for sig, old in saved.items():
-        _signal.signal(sig, old)
+        signal.signal(sig, old)
 
 
 def _escape_unencodable() -> None:
@@ -550,8 +550,7 @@ def _main(args: list[str]) -> int:
         print("ccopt-meson: error: interrupted", file=sys.stderr)
         return 1
     except Terminated as exc:
-        name = next((n for n in _TERMINATING if getattr(_signal, n, None) == exc.signum), str(exc.signum))
-        print(f"ccopt-meson: error: terminated by {name}", file=sys.stderr)
+        print(f"ccopt-meson: error: terminated by {signal.Signals(exc.signum).name}", file=sys.stderr)
         return 128 + exc.signum
     except BrokenPipeError:
         return 0

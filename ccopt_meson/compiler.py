@@ -9,6 +9,7 @@ macros, never from the Python running this helper, so cross compilers work.
 from __future__ import annotations
 
 import os
+import shutil
 
 from ._record import TYPE_CHECKING, NamedTuple
 from .tables import Machine, compiler_spec, compilers_data, machines, reference_compiler
@@ -29,7 +30,6 @@ __all__ = [
     "compiler_environment",
     "program_prefix",
     "resolved_programs",
-    "find_program",
     "describe_unknown_target",
 ]
 
@@ -126,42 +126,11 @@ def resolved_programs(command: Sequence[str]) -> list[str]:
     out = []
     for prog in program_prefix(command):
         try:
-            found = find_program(prog)
+            found = shutil.which(prog)
         except ValueError:  # a NUL in the name
             found = None
         out.append(os.path.realpath(found or prog))
     return out
-
-
-def find_program(prog: str) -> str | None:
-    """Where ``PATH`` finds ``prog``, as ``shutil.which`` answers on POSIX: importing shutil loads its
-    archive modules (bz2, lzma, zlib: about 3 ms of a cached configure, which needs only this).  Windows'
-    lookup (``PATHEXT``, the current directory first) stays shutil's own."""
-    if os.name == "nt":
-        import shutil
-
-        return shutil.which(prog)
-    if os.path.dirname(prog):
-        return prog if _runnable(prog) else None
-    path = os.environ.get("PATH")
-    if path is None:
-        try:
-            path = os.confstr("CS_PATH") or os.defpath
-        except (AttributeError, ValueError):
-            path = os.defpath
-    seen: set[str] = set()
-    for folder in path.split(os.pathsep):
-        if folder in seen:
-            continue
-        seen.add(folder)
-        candidate = os.path.join(folder, prog)
-        if _runnable(candidate):
-            return candidate
-    return None
-
-
-def _runnable(path: str) -> bool:
-    return os.path.exists(path) and os.access(path, os.X_OK) and not os.path.isdir(path)
 
 
 WRAPPER_BYTES = 1 << 20  # a script that runs a compiler is a few lines; a bigger text is read up to here
@@ -215,7 +184,7 @@ def driver_programs() -> list[list[object]]:
     compiles."""
     out: list[list[object]] = []
     for name in compilers_data()["driver_programs"]:
-        found = find_program(name)
+        found = shutil.which(name)
         try:  # path and stat only: a binary, whose text is not read (a hit reads nothing it can skip)
             real = os.path.realpath(found) if found else name
             st = os.stat(real)

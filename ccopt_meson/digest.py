@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import hashlib
 import os
 
 from . import fsio
@@ -11,7 +12,6 @@ from .tables import data_file
 
 if TYPE_CHECKING:
     from _hashlib import HASH
-    from typing import Callable
 
     from .tables import Project
 
@@ -20,21 +20,7 @@ __all__ = ["sha256", "data_files", "package_digest", "data_digest", "provenance"
 
 def sha256(data: bytes = b"") -> HASH:
     """A sha256 hash object: every digest of the package (cache keys, data, project files, wrappers) is one."""
-    return _sha256_constructor()(data)
-
-
-@functools.cache
-def _sha256_constructor() -> Callable[[bytes], HASH]:
-    """CPython's own sha256: hashlib's first import loads OpenSSL's library (about 3 ms, a tenth of a cached
-    helper run) for the same digest.  hashlib where the interpreter was built without it."""
-    for name in ("_sha2", "_sha256"):  # Python 3.12+, 3.9-3.11
-        try:
-            return __import__(name).sha256  # type: ignore[no-any-return]
-        except (ImportError, AttributeError):
-            continue
-    import hashlib
-
-    return hashlib.sha256
+    return hashlib.sha256(data)
 
 
 def data_files() -> list[tuple[str, str]]:

@@ -8,6 +8,7 @@ changes, so a no-change reconfigure recompiles nothing.
 from __future__ import annotations
 
 import re
+from pathlib import PurePath
 
 from . import fsio
 from ._record import TYPE_CHECKING
@@ -90,7 +91,7 @@ def config_header(det: Detection) -> str:
 
 def header_name(source: str) -> str:
     """``dot.dispatch.c`` -> ``dot.dispatch.h``."""
-    stem = fsio.base_name(source)
+    stem = PurePath(source).name
     return (stem.rsplit(".", 1)[0] if "." in stem else stem) + ".h"
 
 
@@ -110,7 +111,7 @@ def dispatch_header(source: str, targets: Sequence[Target], origin: str = "the @
     has_base = any(t.name == "BASELINE" for t in targets)
     checks = [("&&".join(f"CHK({m})" for m in (t.checks or t.members)), t.name) for t in real]
     pre = macro_name("source", id=sid)
-    lines = [_BANNER.format(version=__version__, what=f"{origin} of {fsio.base_name(source)}").rstrip(),
+    lines = [_BANNER.format(version=__version__, what=f"{origin} of {PurePath(source).name}").rstrip(),
              f"#ifndef {pre}", f"#define {pre} 1", '#include "ccopt_dispatch.h"', "",
              f'#define {pre}_TARGETS "{" ".join(t.name for t in targets)}"']
     lines += [f"#define {macro_name('source_has', id=sid, target=t.name)} 1" for t in targets]
@@ -141,7 +142,7 @@ def numpy_dispatch_header(det: Detection, source: str, targets: Sequence[Target]
     p = det.request.macros.prefix
     table = det.table
     known = table.project.max_of(table.machine.family) if table is not None and table.project else None
-    lines = [_BANNER.format(version=__version__, what=f"{origin} of {fsio.base_name(source)}").rstrip()]
+    lines = [_BANNER.format(version=__version__, what=f"{origin} of {PurePath(source).name}").rstrip()]
     base = any(t.name == "BASELINE" for t in targets)
     # numpy's npy_cpu_dispatch.h does not define the expander: each generated header does (as the fork's)
     lines += [f"#undef {p}_MTARGETS_EXPAND", f"#define {p}_MTARGETS_EXPAND(X) X",
@@ -155,7 +156,7 @@ def numpy_dispatch_header(det: Detection, source: str, targets: Sequence[Target]
             continue
         untestable = [n for n in t.members if known is not None and n not in known]
         if untestable:  # a weaker test would pick this version on a CPU without it
-            raise InputError(f"dispatch source '{fsio.base_name(source)}': target {t.name} needs "
+            raise InputError(f"dispatch source '{PurePath(source).name}': target {t.name} needs "
                              f"{', '.join(untestable)}, which the project's run-time cannot test (its features "
                              "file's 'max' does not list it); remove it from the target list or add it to 'max'")
         if table.policies.own_detect:  # the project's own rule (numpy's 'detect')

@@ -13,6 +13,7 @@ import errno
 import itertools
 import os
 import stat
+from pathlib import PurePath
 
 from ._record import TYPE_CHECKING
 from .errors import CacheError, InputError
@@ -24,31 +25,15 @@ if TYPE_CHECKING:
     StrPath = Union[str, "os.PathLike[str]"]
 
 
-__all__ = ["MARK", "running", "read_bounded", "atomic_write", "read_head", "generated_by_us", "base_name", "show_path",
+__all__ = ["MARK", "running", "read_bounded", "atomic_write", "read_head", "generated_by_us", "show_path",
            "temp_owner", "remove_stale_temp"]
 
 _counter = itertools.count()
 
 
-def base_name(path: StrPath) -> str:
-    """``pathlib.Path(path).name`` without importing pathlib (about a Python start-up on a cache hit)."""
-    text = os.path.splitdrive(os.fspath(path))[1]
-    if os.altsep:
-        text = text.replace(os.altsep, os.sep)
-    parts = [p for p in text.split(os.sep) if p and p != "."]
-    return parts[-1] if parts else ""
-
-
 def show_path(path: StrPath) -> str:
-    """``str(Path(path))``, the form messages and reports quote; without pathlib on POSIX."""
-    text = os.fspath(path)
-    if os.name != "posix":
-        from pathlib import Path
-
-        return str(Path(path))
-    # PurePosixPath: empty and '.' parts dropped, and a root of exactly two slashes kept (POSIX allows it a meaning)
-    root = "//" if text[:2] == "//" and text[2:3] != "/" else "/" if text[:1] == "/" else ""
-    return root + "/".join(p for p in text.split("/") if p and p != ".") or "."
+    """``str(PurePath(path))``, the form messages and reports quote."""
+    return str(PurePath(path))
 
 
 def read_bounded(path: StrPath, limit: int, what: str) -> bytes:

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import sys
 
 from . import cache, dispatch, emit, fsio, pipeline, schema
@@ -574,9 +575,7 @@ def _read_feature_file(path: StrPath, project: Project | None) -> Detection:
 
 
 def _meson_command() -> list[str]:
-    from .compiler import find_program
-
-    found = find_program("meson")
+    found = shutil.which("meson")
     return [found] if found else [sys.executable, "-m", "mesonbuild.mesonmain"]
 
 

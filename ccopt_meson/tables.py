@@ -18,6 +18,7 @@ from __future__ import annotations
 import functools
 import os
 import re
+from pathlib import Path
 
 from ._record import TYPE_CHECKING, NamedTuple
 from .errors import InputError, TableError, did_you_mean
@@ -25,7 +26,6 @@ from .flags import normalize_flags
 from .schema import read_json, validate_schema
 
 if TYPE_CHECKING:
-    from pathlib import Path
     from typing import Any, Callable, Iterable, Mapping, Sequence, TypeVar
 
     F = TypeVar("F", bound=Callable[..., Any])
@@ -62,24 +62,12 @@ __all__ = [
     "native_flags_anywhere",
 ]
 
-# Plain strings: pathlib imports re, fnmatch and urllib, about a Python start-up on the cache-hit path.
 _DATA = os.path.join(os.path.dirname(os.path.realpath(__file__)), "data")
 _FEATURES = os.path.join(_DATA, "features")
 _PROBES = os.path.join(_DATA, "probes")
-_DIRS = {"DATA_DIR": _DATA, "FEATURES_DIR": _FEATURES, "PROBES_DIR": _PROBES}
-if TYPE_CHECKING:
-    DATA_DIR: Path
-    FEATURES_DIR: Path
-    PROBES_DIR: Path
-
-
-def __getattr__(name: str) -> Path:
-    """``DATA_DIR``, ``FEATURES_DIR``, ``PROBES_DIR`` as ``Path`` objects, made on first use."""
-    if name in _DIRS:
-        from pathlib import Path
-
-        return Path(_DIRS[name])
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+DATA_DIR = Path(_DATA)
+FEATURES_DIR = Path(_FEATURES)
+PROBES_DIR = Path(_PROBES)
 
 
 class Feature(NamedTuple):
@@ -102,8 +90,6 @@ class Feature(NamedTuple):
 
     @property
     def probe(self) -> Path:
-        from pathlib import Path
-
         if self.probe_file:
             return Path(self.probe_file)
         return Path(_PROBES, self.family, f"{self.name.lower()}.c")
@@ -131,8 +117,6 @@ class ExtraCheck(NamedTuple):
 
     @property
     def probe(self) -> Path:
-        from pathlib import Path
-
         return Path(_PROBES, self.family, f"extra_{self.name.lower()}.c")
 
 

@@ -66,24 +66,3 @@ def test_identified_from_a_recorded_macro_dump(recording: str, cid: str, version
     found = machine_from_macros(macros)
     assert found is not None and found.name == machine
 
-
-def test_find_program_answers_as_shutil_which(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import os
-    import shutil
-
-    from ccopt_meson.compiler import find_program
-
-    (tmp_path / "a").mkdir()
-    (tmp_path / "b").mkdir()
-    (tmp_path / "c").mkdir()
-    for folder, mode in (("a", 0o644), ("b", 0o755), ("c", 0o755)):
-        (tmp_path / folder / "tool").write_text("#!/bin/sh\n")
-        (tmp_path / folder / "tool").chmod(mode)
-    (tmp_path / "a" / "dir").mkdir()
-    path = os.pathsep.join(str(tmp_path / f) for f in ("a", "a", "b", "c"))
-    monkeypatch.setenv("PATH", path)
-    for prog in ("tool", "dir", "missing", str(tmp_path / "c" / "tool"), str(tmp_path / "a" / "dir"), "sh"):
-        assert find_program(prog) == shutil.which(prog), prog
-    assert find_program("tool") == str(tmp_path / "b" / "tool")
-    monkeypatch.setenv("PATH", "")
-    assert find_program("tool") is None and shutil.which("tool") is None

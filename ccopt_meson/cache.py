@@ -31,7 +31,7 @@ from pathlib import Path, PurePath
 from . import fsio, schema
 from ._record import TYPE_CHECKING, NamedTuple
 from .errors import CacheError, InputError, TableError
-from .records import Macros, Outcome, Probed, Request
+from .records import REQUEST_OPTIONS, Macros, Outcome, Probed, Request
 
 if TYPE_CHECKING:
     from typing import Any, Mapping
@@ -190,11 +190,7 @@ def _decode(doc: Any, project: Project | None, reader: bool = False) -> Stored:
         raise CacheError(str(exc)) from exc
     project = _project(doc["request"].get("project"), project, reader)
     r, p = doc["request"], doc["probed"]
-    req = Request(command=tuple(r["command"]), args=tuple(r["args"]), baseline=r["baseline"], dispatch=r["dispatch"],
-                  lang=r["lang"], compiler_id=r["compiler_id"], compiler_version=r["compiler_version"],
-                  cpu_family=r["cpu_family"], cross=r["cross"], disable_optimization=r["disable_optimization"],
-                  debug_build=r["debug_build"], explain=tuple(r["explain"]), project=project,
-                  macros=_macros(r.get("macros")), baseline_detect=r.get("baseline_detect", "auto"))
+    req = _request(r, project)
     if p["arch"] is not None:
         try:
             known = all_names_of(machine_by_name(p["arch"]).family, project)
@@ -282,20 +278,28 @@ def lookup(path: str | os.PathLike[str], project: Project | None = None) -> Stor
 
 
 def _request_doc(r: Request) -> dict[str, Any]:
-    proj = r.project
-    return {"command": list(r.command), "args": list(r.args), "baseline": r.baseline,
-            "dispatch": r.dispatch, "lang": r.lang, "compiler_id": r.compiler_id,
-            "compiler_version": r.compiler_version, "cpu_family": r.cpu_family, "cross": r.cross,
-            "disable_optimization": r.disable_optimization, "debug_build": r.debug_build,
-            "explain": list(r.explain), "macros": list(r.macros), "baseline_detect": r.baseline_detect,
-            "project": None if proj is None else {"path": proj.path, "given": proj.given, "digest": proj.digest}}
+    """Every field of the request (``Request._fields``, the one list of them), as JSON holds it."""
+    doc: dict[str, Any] = {n: list(v) if isinstance(v, tuple) else v for n, v in zip(Request._fields, r)}
+    proj = r.project  # stored by identity: its path as given and resolved, and the digest of what was read
+    doc["project"] = None if proj is None else {"path": proj.path, "given": proj.given, "digest": proj.digest}
+    return doc
 
 
-# What a message calls a request field: the option (or the input) it came from.
-_FIELDS = {"command": "the compiler command", "args": "a compile argument", "baseline": "cpu-baseline",
-           "dispatch": "cpu-dispatch", "compiler_id": "--compiler-id", "compiler_version": "--compiler-version",
-           "cpu_family": "--cpu-family", "explain": "explain", "project": "--features-file",
-           "macros": "macro-prefix", "baseline_detect": "baseline-detect"}
+def _request(r: Mapping[str, Any], project: Project | None) -> Request:
+    """The request a cache file holds (checked by its schema): each field as ``Request`` types it; a field a file
+    written before it existed lacks takes its default."""
+    defaults = Request._field_defaults
+    fields: dict[str, Any] = {}
+    for name in Request._fields:
+        value = r.get(name, defaults.get(name))
+        if name == "project":
+            value = project
+        elif name == "macros":
+            value = _macros(value if name in r else None)
+        elif isinstance(value, list):
+            value = tuple(value)
+        fields[name] = value
+    return Request(**fields)
 
 
 def check_request(r: Request) -> None:
@@ -308,7 +312,7 @@ def check_request(r: Request) -> None:
     except TableError as exc:
         where, _, detail = str(exc).partition(": ")
         field = where.split("[", 1)[0].split(".", 1)[0]
-        shown = _FIELDS.get(field, field) + (f" ({where})" if where != field else "")
+        shown = REQUEST_OPTIONS.get(field, field) + (f" ({where})" if where != field else "")
         raise InputError(f"{shown}: {detail}") from exc
 
 

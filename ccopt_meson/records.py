@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 
 
 __all__ = ["DEFAULT_BASELINE", "DEFAULT_DISPATCH", "BASELINE_DETECT", "JSON_SCHEMA_VERSION", "Macros", "Request",
+           "REQUEST_OPTIONS",
            "Expressions", "Outcome", "Probed", "CompilerInfo", "Policy", "Detection"]
 
 DEFAULT_BASELINE = "min"
@@ -64,6 +65,13 @@ class Request(NamedTuple):
         CPU, asks for 'native' or marks a debug build counts wherever it was written: every object is
         compiled with both."""
         return (*self.command[len(program_prefix(self.command)):], *self.args)
+
+
+# What a message calls a request field: the option (or the input) it came from.
+REQUEST_OPTIONS = {"command": "the compiler command", "args": "a compile argument", "baseline": "cpu-baseline",
+                   "dispatch": "cpu-dispatch", "compiler_id": "--compiler-id", "compiler_version": "--compiler-version",
+                   "cpu_family": "--cpu-family", "explain": "explain", "project": "--features-file",
+                   "macros": "macro-prefix", "baseline_detect": "baseline-detect"}
 
 
 class Expressions(NamedTuple):

@@ -1021,3 +1021,23 @@ def test_f25_a_probe_edited_after_configure_is_named_with_the_command_that_confi
         assert one_error(r) == f"ccopt-meson: error: {expected}"
     detect(Request(command=("fakecc",), project=project.load(features)), build_dir=sub, runner=FakeCompiler())
     assert cli("report", str(build)).returncode == 0  # what a reconfigure does: a miss, probed again
+
+
+def test_the_request_has_one_list_of_fields() -> None:
+    """The cache stores, checks and reads every field of ``Request`` from ``Request._fields``: a new field cannot
+    be forgotten by one of them (the fields were listed in six places)."""
+    from ccopt_meson.records import REQUEST_OPTIONS, Macros
+
+    stored = schema_request_properties()
+    assert set(stored) == set(Request._fields) and set(REQUEST_OPTIONS) <= set(Request._fields)
+    r = Request(command=("cc", "-m64"), args=("-O2",), baseline="sse41", dispatch="avx2", lang="cpp",
+                compiler_id="clang", compiler_version="14.0.6", cpu_family="x86_64", cross=True,
+                disable_optimization=True, debug_build=True, explain=("AVX2",), macros=Macros("NPY_", "numpy"),
+                baseline_detect="enabled")
+    assert cache._request(json.loads(json.dumps(cache._request_doc(r))), None) == r
+
+
+def schema_request_properties() -> dict[str, Any]:
+    from ccopt_meson import schema
+
+    return dict(schema.schema_file("cache.schema.json")["properties"]["request"]["properties"])

@@ -52,7 +52,7 @@ int CCOPT_FN(k{i})(int x) {{ return x + {i}; }}
 """
 BEFORE_SNIPPET = """\
 r = run_command(ccopt.get_variable('helper'), 'targets', files({files}),
-                '--feature-file', ccopt.get_variable('feature_file'), check: false)
+                '--cache-file', ccopt.get_variable('cache_file'), check: false)
 assert(r.returncode() == 0, r.stderr().strip())
 libs = []
 foreach line : r.stdout().strip().split('\\n')

@@ -350,7 +350,10 @@ def cmd_configure(ns: argparse.Namespace) -> int:
 def cmd_targets(ns: argparse.Namespace) -> int:
     from .meson_glue import TargetsOptions, targets
 
-    return targets(TargetsOptions(tuple(ns.sources), ns.feature_file, ns.output_dir or None, ns.optimization,
+    if ns.feature_file:  # a spelling too close to --features-file, the project's own file
+        cache.warn("targets: --feature-file is deprecated, use --cache-file (the same value)")
+    return targets(TargetsOptions(tuple(ns.sources), ns.cache_file or ns.feature_file, ns.output_dir or None,
+                                  ns.optimization,
                                   ns.prefix, project.load(ns.features_file), ns.lang))
 
 
@@ -395,11 +398,16 @@ def _configure_parser(p: _Adder) -> None:
 
 
 def _targets_parser(p: _Adder) -> None:
+    from argparse import SUPPRESS  # argparse is loaded when a parser is made
+
     p.add_argument("sources", nargs="+", metavar="SOURCE",
                    help="'SOURCE: TARGETS' (the target list in meson.build), or a SOURCE with a @targets statement")
     p.add_argument("--optimization", help="Meson's optimization option (at 3, $maxopt adds nothing)")
     p.add_argument("--prefix", default="ccopt", help="library names: PREFIX_TARGET (default: %(default)s)")
-    p.add_argument("--feature-file", required=True, help="the feature file written at configure time")
+    cache_file = p.add_mutually_exclusive_group(required=True)
+    cache_file.add_argument("--cache-file", help="the cached detection configure wrote (the subproject's "
+                            "`cache_file` variable)")
+    cache_file.add_argument("--feature-file", help=SUPPRESS)  # its old name: a warning names the new one
     p.add_argument("--output-dir", help="where <source>.h goes (default: the Meson build dir of the caller)")
     p.add_argument("--lang", choices=["c", "cpp"], help="the language of the sources (the subproject's `targets` "
                    "says c, `targets_cpp` cpp): a source of the other one is refused")

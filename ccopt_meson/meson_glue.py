@@ -566,7 +566,7 @@ def _caller_build_dir() -> str:
 
 def _read_feature_file(path: StrPath, project: Project | None) -> Detection:
     if not cache.is_cache_name(path):
-        raise InputError(f"--feature-file: '{fsio.show_path(path)}' is not a ccopt feature file (ccopt-features.json)")
+        raise InputError(f"--cache-file: '{fsio.show_path(path)}' is not a ccopt feature file (ccopt-features.json)")
     parent = os.path.dirname(os.fspath(path)) or "."  # Path(path).parent without pathlib
     return read_configured(path, project, f"'ccopt-meson detect --build-dir {parent}' or configure first")
 

@@ -130,7 +130,7 @@ def race(commands: Sequence[Sequence[str]], watched: Path, check: Callable[[byte
 def run_targets(source: Path, feature: Path, out: Path, **kw: Any) -> subprocess.CompletedProcess[str]:
     # from the source's directory, as Meson runs it: messages name the source relative to it
     kw.setdefault("cwd", source.parent if source.parent.is_dir() else None)
-    return cli("targets", str(source), "--feature-file", str(feature), "--output-dir", str(out), **kw)
+    return cli("targets", str(source), "--cache-file", str(feature), "--output-dir", str(out), **kw)
 
 
 def good_source(tmp_path: Path) -> Path:

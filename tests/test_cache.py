@@ -492,7 +492,7 @@ def configure(out: Path) -> subprocess.CompletedProcess[str]:
 def targets(feature: Path, out: Path) -> subprocess.CompletedProcess[str]:
     src = out / "kern.dispatch.c"
     src.write_text(SOURCE)
-    return cli("targets", str(src), "--feature-file", str(feature), "--output-dir", str(out))
+    return cli("targets", str(src), "--cache-file", str(feature), "--output-dir", str(out))
 
 
 def one_line(r: subprocess.CompletedProcess[str], kind: str, *fragments: str) -> str:
@@ -1014,9 +1014,9 @@ def test_f25_a_probe_edited_after_configure_is_named_with_the_command_that_confi
                 f"{build}' from the source directory, which also flushes the feature cache")
     source = tmp_path / "k.dispatch.c"
     source.write_text("/*@targets baseline adx */\n")
-    for r in (cli("targets", str(source), "--feature-file", str(sub / CACHE), "--features-file", str(features),
+    for r in (cli("targets", str(source), "--cache-file", str(sub / CACHE), "--features-file", str(features),
                   "--output-dir", str(tmp_path)),
-              cli("targets", str(source), "--feature-file", str(sub / CACHE), "--output-dir", str(tmp_path)),
+              cli("targets", str(source), "--cache-file", str(sub / CACHE), "--output-dir", str(tmp_path)),
               cli("report", str(build)), cli("explain", "adx", "--build-dir", str(build))):
         assert one_error(r) == f"ccopt-meson: error: {expected}"
     detect(Request(command=("fakecc",), project=project.load(features)), build_dir=sub, runner=FakeCompiler())

@@ -108,7 +108,7 @@ def test_targets_refuses_two_sources_with_one_header_name(tmp_path: Path, gcc: s
         (tmp_path / d).mkdir()
         (tmp_path / d / "k.dispatch.c").write_text("/*@targets avx2 */\n")
     r = cli("targets", str(tmp_path / "a" / "k.dispatch.c"), str(tmp_path / "b" / "k.dispatch.c"),
-            "--feature-file", str(tmp_path / "ccopt-features.json"), "--output-dir", str(tmp_path / "out"))
+            "--cache-file", str(tmp_path / "ccopt-features.json"), "--output-dir", str(tmp_path / "out"))
     assert r.returncode == 1
     assert r.stderr.startswith("ccopt-meson: error: two dispatch sources would share the generated header k.dispatch.h")
 
@@ -142,7 +142,15 @@ def test_report_of_a_corrupt_build_dir(tmp_path: Path) -> None:
 def test_targets_usage_error_is_one_line(tmp_path: Path) -> None:
     r = cli("targets", str(good_source(tmp_path)))
     assert r.returncode == 2 and r.stderr.count("\n") == 1
-    assert r.stderr.startswith("ccopt-meson: error: the following arguments are required: --feature-file")
+    assert r.stderr.startswith("ccopt-meson: error: one of the arguments --cache-file is required")
+
+
+def test_the_cache_files_old_option_name_still_works_with_a_warning(tmp_path: Path) -> None:
+    """--feature-file (the cache) was one letter from --features-file (the project's JSON): it is --cache-file now,
+    and the old spelling is kept for a minor release with a warning, as the deprecation policy says."""
+    r = cli("targets", str(good_source(tmp_path)), "--feature-file", str(tmp_path / "missing.json"))
+    assert "ccopt-meson: warning: targets: --feature-file is deprecated, use --cache-file" in r.stderr
+    assert "--cache-file: " in r.stderr and r.returncode == 1
 
 
 # --------------------------------------------------------------------------- what a cache hit imports
@@ -180,7 +188,7 @@ def test_a_configure_hit_imports_nothing_heavy(configured: list[str]) -> None:
 def test_targets_imports_nothing_heavy(configured: list[str], tmp_path: Path) -> None:
     source = tmp_path / "kern.dispatch.c"
     source.write_text("/*@targets $maxopt baseline avx2 (avx2 fma3) */\n", encoding="utf-8")
-    out, modules = _run(["targets", str(source), "--feature-file", str(tmp_path / "ccopt-features.json"),
+    out, modules = _run(["targets", str(source), "--cache-file", str(tmp_path / "ccopt-features.json"),
                          "--output-dir", str(tmp_path)])
     assert out.startswith("ccopt_BASELINE_maxopt\t") and "ccopt_FMA3__AVX2_maxopt\t" in out
     assert not modules & HEAVY
@@ -216,7 +224,7 @@ def test_f14_without_features_file_the_cache_s_own_is_used_or_named(tmp_path: Pa
     detect(Request(command=("fakecc",), project=project.load(features)), build_dir=sub, runner=FakeCompiler())
     source = tmp_path / "add.dispatch.c"
     source.write_text("/*@targets baseline #carry */\n")
-    r = cli("targets", str(source), "--feature-file", str(sub / CACHE), "--output-dir", str(tmp_path))
+    r = cli("targets", str(source), "--cache-file", str(sub / CACHE), "--output-dir", str(tmp_path))
     assert r.returncode == 0, r.stderr
     assert [line.split("\t")[-1] for line in r.stdout.splitlines()] == ["BASELINE", "ADX", "BMI2__ADX"]
     r = cli("explain", "adx", "--build-dir", str(build), "--json")

@@ -165,7 +165,7 @@ def feature_file(tmp_path: Path, fake: Callable[..., Any]) -> Path:
 
 
 def run_targets(capsys: Any, feature_file: Path, out: Path, *args: str) -> list[list[str]]:
-    code = main(["targets", *args, "--feature-file", str(feature_file), "--output-dir", str(out)])
+    code = main(["targets", *args, "--cache-file", str(feature_file), "--output-dir", str(out)])
     captured = capsys.readouterr()
     assert code == 0, captured.err
     return [line.split("\t") for line in captured.out.splitlines()]
@@ -230,7 +230,7 @@ def test_error_locations_keep_the_directory(tmp_path: Path, feature_file: Path, 
     src.parent.mkdir()
     src.write_text("int a;\n/*@targets avx3 */\n")
     monkeypatch.chdir(tmp_path)
-    code = main(["targets", arg.format(src=src), "--feature-file", str(feature_file), "--output-dir", str(tmp_path)])
+    code = main(["targets", arg.format(src=src), "--cache-file", str(feature_file), "--output-dir", str(tmp_path)])
     assert code == 1 and f"ccopt-meson: error: {message}" in capsys.readouterr().err
 
 

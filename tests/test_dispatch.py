@@ -368,7 +368,7 @@ def test_a_policy_or_group_is_a_word_of_its_own(body: str) -> None:
 
 def _targets(arg: str, feature: Path, out: Path) -> subprocess.CompletedProcess[str]:
     """One argument as meson.build writes it, run from the caller's directory (``out``)."""
-    return cli("targets", arg, "--feature-file", str(feature), "--output-dir", str(out), cwd=out)
+    return cli("targets", arg, "--cache-file", str(feature), "--output-dir", str(out), cwd=out)
 
 
 @pytest.mark.parametrize("arg,message", [

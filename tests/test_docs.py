@@ -47,7 +47,7 @@ SNIPPETS: dict[str, tuple[str, str]] = {
     "meson-python/fastdot.c": ("d284c4f4aa01", WHEEL),
     "meson-python/build": ("95f12ba31e16", WHEEL),
     "meson-python/dist": ("6c689f8aa451", WHEEL),
-    "parent-options": ("f8ace8f5d739", HERE + "test_parent_options_snippet_is_the_fixture_s_code"),
+    "parent-options": ("654edc31b3eb", HERE + "test_parent_options_snippet_is_the_fixture_s_code"),
     "project-features/file": ("9d3f3cee7857", HERE + "test_project_features_snippets_load"),
     "project-features/override": ("8bb237aecece", HERE + "test_project_features_snippets_load"),
     "project-features/feature-set": ("171b02281eaf", "tests/test_feature_set.py::test_the_docs_snippet_loads"),

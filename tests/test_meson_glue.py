@@ -114,17 +114,17 @@ def test_feature_file_of_another_name(tmp_path: Path, gcc12_x86_64_feature_file:
     other = tmp_path / "features.json"
     shutil.copy(gcc12_x86_64_feature_file, other)
     one_error(run_targets(good_source(tmp_path), other, tmp_path),
-              f"--feature-file: '{other}' is not a ccopt feature file (ccopt-features.json)")
+              f"--cache-file: '{other}' is not a ccopt feature file (ccopt-features.json)")
 
 
 def test_targets_output_dir(tmp_path: Path, gcc12_x86_64_feature_file: Path) -> None:
     src = good_source(tmp_path)
-    one_error(cli("targets", str(src), "--feature-file", str(gcc12_x86_64_feature_file)),
+    one_error(cli("targets", str(src), "--cache-file", str(gcc12_x86_64_feature_file)),
               "--output-dir is required outside Meson (MESON_BUILD_ROOT is not set)")
     (tmp_path / "file").write_text("")
     one_error(run_targets(src, gcc12_x86_64_feature_file, tmp_path / "file" / "sub"),
               f"cannot write {tmp_path / 'file' / 'sub' / 'kern.dispatch.h'}: Not a directory")
-    r = cli("targets", str(src), "--feature-file", str(gcc12_x86_64_feature_file),
+    r = cli("targets", str(src), "--cache-file", str(gcc12_x86_64_feature_file),
             env={"MESON_BUILD_ROOT": str(tmp_path / "mb"), "MESON_SUBDIR": "sub"})
     assert r.returncode == 0 and r.stderr == "", r.stderr
     rows = [line.split("\t") for line in r.stdout.splitlines()]  # library, args, sources
@@ -148,7 +148,7 @@ def test_same_inputs_give_byte_identical_files(tmp_path: Path) -> None:
         env = {"PYTHONHASHSEED": seed, "FAKECC_CC": cc}
         r = cli(*configure_args(out, compiler, "--dispatch", "max -xop", "--write-config"), env=env, cwd=out.parent)
         assert r.returncode == 0, r.stderr
-        r = cli("targets", str(src), "--feature-file", str(out / CACHE), "--output-dir", str(out / "gen"), env=env)
+        r = cli("targets", str(src), "--cache-file", str(out / CACHE), "--output-dir", str(out / "gen"), env=env)
         assert r.returncode == 0, r.stderr
         stdout.append(r.stdout)
         for name in (CACHE, "ccopt_config.h", "gen/kern.dispatch.h"):
@@ -176,7 +176,7 @@ def feature_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def targets(feature: Path, *sources: Path | str, out: Path) -> subprocess.CompletedProcess[str]:
-    return cli("targets", *map(str, sources), "--feature-file", str(feature), "--output-dir", str(out), cwd=out)
+    return cli("targets", *map(str, sources), "--cache-file", str(feature), "--output-dir", str(out), cwd=out)
 
 
 # --------------------------------------------------------------------------- targets never overwrites
@@ -224,11 +224,11 @@ def test_a_noheader_source_is_compiled_for_its_target_and_gets_no_header(tmp_pat
 def test_a_source_of_the_other_language_is_named(tmp_path: Path, feature_file: Path, lang: str, source: str,
                                                  words: str) -> None:
     """Meson would compile it with the other language's args, without its target's flags."""
-    r = cli("targets", f"{source}: avx2", "--lang", lang, "--feature-file", str(feature_file),
+    r = cli("targets", f"{source}: avx2", "--lang", lang, "--cache-file", str(feature_file),
             "--output-dir", str(tmp_path), cwd=tmp_path)
     one_error(r, f"dispatch source '{source}' {words}")
     other = "cpp" if lang == "c" else "c"
-    ok = cli("targets", f"{source}: avx2", "--lang", other, "--feature-file", str(feature_file),
+    ok = cli("targets", f"{source}: avx2", "--lang", other, "--cache-file", str(feature_file),
              "--output-dir", str(tmp_path), cwd=tmp_path)
     assert ok.returncode == 0, ok.stderr
 
@@ -237,7 +237,7 @@ def test_a_list_whose_targets_are_all_in_the_baseline_is_named(tmp_path: Path, f
     """Without 'baseline' such a source would get no version at all (numpy drops targets the baseline
     already has); a list for other machines only, or one that builds something, is fine."""
     def run(text: str) -> subprocess.CompletedProcess[str]:
-        return cli("targets", f"k.dispatch.c: {text}", "--feature-file", str(feature_file), "--output-dir",
+        return cli("targets", f"k.dispatch.c: {text}", "--cache-file", str(feature_file), "--output-dir",
                    str(tmp_path), cwd=tmp_path)
 
     one_error(run("sse3 sse2 asimd"), "k.dispatch.c: every target for x86_64 (SSE3, SSE2) is part of the baseline "
@@ -520,7 +520,7 @@ def test_a2_the_library_prefix_is_a_plain_name(tmp_path: Path, feature_file: Pat
     src = good_source(tmp_path)
     out = tmp_path / "out" / "deep"
     out.mkdir(parents=True)
-    r = cli("targets", str(src), "--feature-file", str(feature_file), "--output-dir", str(out), "--prefix", prefix,
+    r = cli("targets", str(src), "--cache-file", str(feature_file), "--output-dir", str(out), "--prefix", prefix,
             cwd=out, env={"MESON_BUILD_ROOT": str(out)})
     one_error(r, "--prefix: ", "must be a plain name")
     assert sorted(p.name for p in tmp_path.rglob("*") if "ccopt-targets" in p.name) == []
@@ -561,7 +561,7 @@ def test_a24_two_calls_of_a_run_target_are_no_second_targets_call(tmp_path: Path
     for src in (a, b):
         src.write_text("/*@targets baseline avx2 */\nint x;\n")
     for src in (a, b):  # both from this test process, as a run_target's two commands from one ninja
-        r = cli("targets", str(src), "--feature-file", str(feature_file), "--output-dir", str(out), cwd=out,
+        r = cli("targets", str(src), "--cache-file", str(feature_file), "--output-dir", str(out), cwd=out,
                 env={"MESON_BUILD_ROOT": str(out)})
         assert r.returncode == 0, r.stderr
 
@@ -578,7 +578,7 @@ def test_f8_a_header_of_the_calling_directory_is_not_shadowed(tmp_path: Path, fe
         (top / "x86" / name).write_text("int sum;\n")
 
     def run(*args: str) -> subprocess.CompletedProcess[str]:  # from the caller's directory, as Meson runs it
-        return cli("targets", *args, "--feature-file", str(feature_file), "--output-dir", str(out), cwd=top)
+        return cli("targets", *args, "--cache-file", str(feature_file), "--output-dir", str(out), cwd=top)
 
     for args in (["x86/sum.c: baseline avx2"], [str(top / "x86" / "sum.c"), ": baseline avx2"]):
         one_error(run(*args), "dispatch source 'x86/sum.c' would generate sum.h, which shadows the project's own "
@@ -624,7 +624,7 @@ def test_f16_a_sibling_source_of_a_project_under_a_path_with_a_space(tmp_path: P
         src.write_text("/*@targets avx2 */\nint k;\n")
 
     def run(source: Path) -> subprocess.CompletedProcess[str]:  # files() hands the helper absolute paths
-        return cli("targets", str(source), "--feature-file", str(feature_file), "--output-dir", str(out),
+        return cli("targets", str(source), "--cache-file", str(feature_file), "--output-dir", str(out),
                    cwd=top / "lib", env={"MESON_SOURCE_ROOT": str(top), "MESON_SUBDIR": "lib"})
 
     r = run(top / "x86" / "k.dispatch.c")

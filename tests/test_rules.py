@@ -4,7 +4,9 @@ adversarial pass (issue 32), each named after its number, and property tests ove
 from __future__ import annotations
 
 import json
+import os
 import re
+import subprocess
 import time
 from pathlib import Path
 from typing import Any
@@ -13,17 +15,18 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ccopt_meson import project, rules, tables
+from ccopt_meson import emit_runtime, project, rules, tables
 from ccopt_meson.cli import main
 from ccopt_meson.dispatch import parse_targets
 from ccopt_meson.errors import InputError
 from ccopt_meson.meson_glue import _renamed, kernel
 from ccopt_meson.resolve import tokenize
 
-from .conftest import ROOT
+from .conftest import ROOT, need
 
 FIXTURE = ROOT / "tests" / "projects" / "feature_set" / "features.json"
 FMA_BIT = [1, 0, "ecx", 12]
+RUNTIME = ROOT / "ccopt_meson" / "runtime"
 
 
 def _write(tmp_path: Path, doc: Any) -> Path:
@@ -101,6 +104,22 @@ def test_f15_a_like_rows_run_time_test_covers_what_its_flags_enable() -> None:
     t = tables.table_for("x86_64", "gcc", proj)
     assert FMA_BIT in t.get("LEVEL3").runtime["cpuid"] and [7, 0, "ebx", 5] in t.get("LEVEL3").runtime["cpuid"]
     assert [1, 0, "ecx", 23] in t.get("LEVEL2").runtime["cpuid"]  # -mpopcnt: POPCNT's bit, not SSE4.2's alone
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(os.uname().machine != "x86_64", reason="the levels are x86 features, run under qemu-x86_64")
+@pytest.mark.parametrize(("cpu", "level"), [("Haswell", "LEVEL3"), ("Haswell,-fma", "LEVEL2"),
+                                            ("Haswell,-bmi2", "LEVEL2"), ("Nehalem", "LEVEL2")])
+def test_f15_under_qemu_a_cpu_without_fma_falls_back(tmp_path: Path, cpu: str, level: str) -> None:
+    """The fixture's run-time, built from its features file, on emulated CPUs: LEVEL3 (-mfma, -mbmi2, ...) is picked
+    only where every instruction set its flags enable is there (it was picked under Haswell,-fma)."""
+    emit_runtime.write_table(tmp_path, project=project.load(FIXTURE))
+    binary = tmp_path / "info"
+    subprocess.run([need("gcc"), "-static", "-O1", f"-I{RUNTIME}", f"-I{tmp_path}", str(RUNTIME / "ccopt_cpu.c"),
+                    str(RUNTIME / "ccopt_cpu_info.c"), "-o", str(binary)], check=True, timeout=120)
+    out = subprocess.run([need("qemu-x86_64-static"), "-cpu", cpu, str(binary), "--json"], capture_output=True,
+                         text=True, check=True, timeout=60).stdout
+    assert json.loads(out)["level"] == level
 
 
 def test_f15_a_stated_run_time_test_that_misses_a_flag_is_refused(tmp_path: Path) -> None:

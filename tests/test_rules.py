@@ -236,3 +236,40 @@ def test_generated_feature_sets_through_the_cli_exit_0_or_one_line(tmp_path: Pat
     code = main([*args, "--features-file", str(path)])
     err = capsys.readouterr().err
     assert code in (0, 1) and (code == 0 or err.count("\n") == 1 and err.startswith("ccopt-meson: error: "))
+
+
+TARGET_WORDS = st.sampled_from(["baseline", "P", "Q", "R", "(P Q)", "(Q R)", "$maxopt", "$keep_baseline", "S",
+                                "none", "p__q", "#g"])
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(levels=st.permutations(["SSE2", "AVX", "AVX2", "AVX512F"]), flags=FLAGS,
+       baseline=st.sampled_from(["min", "none", "p", "q", "max", "p,-p"]),
+       words=st.lists(TARGET_WORDS, min_size=1, max_size=5))
+def test_generated_sets_options_and_target_lists_end_to_end(tmp_path: Path, fake: Any, levels: list[str],
+                                                              flags: list[str], baseline: str,
+                                                              words: list[str]) -> None:
+    """A feature set, options and a target list, generated, through detection and target selection: every
+    refusal is one line; no two versions share a name (a library name, a macro id); each version's args hold
+    the flags of what it implies."""
+    from ccopt_meson import Request, detect
+    from ccopt_meson.dispatch import select
+    from ccopt_meson.errors import CcoptError
+
+    rows = [_row("P", 1, like=levels[0]), _row("Q", 2, like=levels[1], implies=["P"]),
+            _row("R", 3, like=levels[2], implies=["Q"], flags={"gnu": flags} if flags else {})]
+    doc = _set(*rows)
+    doc["feature_set"]["x86"]["min"] = {"x86_64": ["P"]}
+    try:
+        proj = project.load(_write(tmp_path, doc))
+        det = detect(Request(command=("fakecc",), project=proj, baseline=baseline), runner=fake())
+        chosen = select(parse_targets(" ".join(words), "k.c", proj), det)
+    except CcoptError as exc:
+        assert "\n" not in str(exc)
+        return
+    names = [t.name for t in chosen]
+    assert len(names) == len(set(names))
+    assert det.table is not None
+    for t in chosen:
+        if t.name != "BASELINE":
+            assert set(det.table.flags_for(t.members)) <= set(t.args)

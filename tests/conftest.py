@@ -18,6 +18,9 @@ from ccopt_meson.probe import ProcResult  # noqa: E402
 
 IN_CI = os.environ.get("CI", "").lower() == "true"
 
+# numpy 2.2's feature set, stated once: the example's port (a feature_set), which tests use as numpy's
+NUMPY22 = ROOT / "examples" / "numpy" / "2.2.6" / "ccopt-numpy.json"
+
 
 def need(tool: str) -> str:
     """Path of ``tool``; skip with a reason locally, fail under CI=true (CI installs every tool)."""

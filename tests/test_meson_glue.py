@@ -15,7 +15,7 @@ import pytest
 from ccopt_meson import Request, cache, fsio, host
 from ccopt_meson.errors import InputError
 
-from .conftest import ROOT, FakeCompiler, detect_doc, need
+from .conftest import NUMPY22, ROOT, FakeCompiler, detect_doc, need
 from .helpers import (
     CACHE,
     cli,
@@ -505,7 +505,7 @@ def test_targets_refuse_a_features_file_changed_since_configure(tmp_path: Path) 
     from ccopt_meson import project
 
     features = tmp_path / "f.json"
-    features.write_text((ROOT / "tests" / "projects" / "numpy22" / "ccopt.json").read_text())
+    features.write_text(NUMPY22.read_text())
     build = tmp_path / "b"
     detect_doc(Request(command=("fakecc",), project=project.load(features)), build_dir=build, runner=FakeCompiler())
     src = good_source(tmp_path)

@@ -16,7 +16,7 @@ from ccopt_meson.dispatch import parse_text
 from ccopt_meson.emit_runtime import runtime_table_header
 from ccopt_meson.errors import DispatchSourceError, InputError
 
-from .conftest import ROOT
+from .conftest import NUMPY22, ROOT
 
 FIXTURE = ROOT / "tests" / "projects" / "project_features" / "features" / "ccopt.json"
 
@@ -171,7 +171,25 @@ def test_the_file_and_its_probes_are_read_bounded(tmp_path: Path, kind: str, whi
 
 # --------------------------------------------------------------------------- overrides of built-in rows, a limited max
 
-NUMPY22 = ROOT / "tests" / "projects" / "numpy22" / "ccopt.json"
+
+def test_an_override_redefines_a_built_in_row_style_by_style(tmp_path: Path) -> None:
+    """The fields given replace the table's, flags style by style; the probe stays the table's."""
+    doc = {"override": {"x86": [{"name": "AVX2", "implies": ["FMA3"], "flags": {"gnu": ["-mavx2", "-mbmi2"]}}]}}
+    loaded = project.load(_write(tmp_path, doc))
+    t, stock = tables.table_for("x86_64", "gcc", loaded), tables.table_for("x86_64", "gcc")
+    assert t.get("AVX2").implies == ("FMA3",) and "FMA3" in t.closure(["AVX2"])
+    assert t.flags_for(["AVX2"])[-3:] == ["-mfma", "-mavx2", "-mbmi2"]
+    assert t.get("AVX2").probe == stock.get("AVX2").probe  # the row, not the probe
+    assert tables.table_for("x86_64", "msvc", loaded).flags_for(["AVX2"])[-1] == "/arch:AVX2"  # other styles kept
+    assert "FMA3" not in stock.get("AVX2").implies  # nothing process-wide
+
+
+def test_max_is_limited_to_the_names_a_project_runtime_knows(tmp_path: Path) -> None:
+    limited = ["SSE", "SSE2", "SSE3", "SSSE3", "SSE41", "POPCNT", "SSE42", "AVX", "F16C", "FMA3", "AVX2"]
+    det = _numpy_detection(project.load(_write(tmp_path, {"max": {"x86": limited}})))
+    assert set(det.dispatch) <= set(limited) and "AVX2" in det.dispatch and "AVX2_ISA" not in det.dispatch
+    assert "AVX2_ISA" in _numpy_detection(None).dispatch  # the stock tables' max: every feature
+    assert "-DCCOPT_HAVE_AVX2_ISA=1" in det.defines(["AVX2"])  # ccopt's own run-time knows every name
 
 
 @pytest.fixture
@@ -190,21 +208,21 @@ def _numpy_detection(proj: tables.Project | None) -> Any:
     return pipeline.detect(req, runner=FakeCompiler())
 
 
-def test_an_override_gives_numpy_22s_avx2_row(numpy22: tables.Project) -> None:
+def test_numpy_22s_avx2_row_is_the_forks(numpy22: tables.Project) -> None:
     """numpy 2.2's AVX2 ('match this to HWY_AVX2'): the fork's flags, in the fork's order, and FMA3 implied."""
     t = tables.table_for("x86_64", "gcc", numpy22)
     assert t.get("AVX2").implies == ("FMA3",) and "FMA3" in t.closure(["AVX2"])
     assert t.flags_for(["AVX2"]) == ["-msse", "-msse2", "-msse3", "-mssse3", "-msse4.1", "-mpopcnt", "-msse4.2",
                                      "-mavx", "-mf16c", "-mfma", "-mavx2", "-maes", "-mpclmul", "-mbmi", "-mbmi2"]
-    assert t.get("AVX2").probe == tables.table_for("x86_64", "gcc").get("AVX2").probe  # the row, not the probe
-    assert tables.table_for("x86_64", "msvc", numpy22).flags_for(["AVX2"])[-1] == "/arch:AVX2"  # other styles kept
-    assert "FMA3" not in tables.table_for("x86_64", "gcc").get("AVX2").implies  # nothing process-wide
+    assert t.get("AVX2").probe == tables.table_for("x86_64", "gcc").get("AVX2").probe  # 'like' brings the probe
+    assert tables.table_for("x86_64", "msvc", numpy22).flags_for(["AVX2"])[-1] == "/arch:AVX2"
 
 
-def test_max_is_limited_to_the_names_a_project_runtime_knows(numpy22: tables.Project) -> None:
+def test_max_selects_only_numpy_22s_names(numpy22: tables.Project) -> None:
+    """numpy's NPY_CPU_FEATURE_* enum has 22 x86 names; ccopt's own max would add AVX2_ISA, X86_V3, ..."""
+    names = tables.table_for("x86_64", "gcc", numpy22).features
     det = _numpy_detection(numpy22)
-    assert set(det.dispatch) <= set(numpy22.max["x86"]) and "AVX2_ISA" not in det.dispatch
-    assert "AVX2_ISA" in _numpy_detection(None).dispatch  # the stock tables' max: every feature
+    assert len(names) == 22 and set(det.dispatch) <= set(names) and "AVX2_ISA" not in det.dispatch
     assert "-DCCOPT_HAVE_FMA3=1" in det.defines(["AVX2"])
 
 
@@ -223,22 +241,20 @@ def test_numpys_target_lists_name_avx2_as_the_fork_does(numpy22: tables.Project)
         assert len(names) == len(set(names)), src["header"]
         seen |= set(names)
     assert "AVX2" in seen and "FMA3__AVX2" not in seen
-    assert seen <= {*numpy22.max["x86"], "BASELINE"}
+    assert seen <= {*tables.table_for("x86_64", "gcc", numpy22).features, "BASELINE"}
 
 
 def test_dispatch_implied_closes_cpu_dispatch_as_numpy_2_does(tmp_path: Path) -> None:
     """numpy 2's -Dcpu-dispatch=avx2 dispatches POPCNT SSE42 AVX F16C FMA3 AVX2 (the fork's implicit_c), so that
-    its '(AVX2 FMA3)' targets exist; within 'max' (numpy's names: no X86_V2) and above the baseline."""
+    its '(AVX2 FMA3)' targets exist; within numpy's names (no X86_V2) and above the baseline."""
     from ccopt_meson import pipeline
 
     from .conftest import FakeCompiler
 
-    doc = json.loads(NUMPY22.read_text())
-    closed = project.load(_write(tmp_path, {**doc, "dispatch_implied": True}))
-    req = Request(command=("fakecc",), baseline="sse41", dispatch="avx2", project=closed)
+    req = Request(command=("fakecc",), baseline="sse41", dispatch="avx2", project=project.load(NUMPY22))
     assert pipeline.detect(req, runner=FakeCompiler()).dispatch == ("AVX2", "FMA3", "F16C", "AVX", "SSE42", "POPCNT")
-    as_named = pipeline.detect(req._replace(project=project.load(NUMPY22)), runner=FakeCompiler())
-    assert as_named.dispatch == ("AVX2",)
+    as_named = project.load(_write(tmp_path, {**json.loads(NUMPY22.read_text()), "dispatch_implied": False}))
+    assert pipeline.detect(req._replace(project=as_named), runner=FakeCompiler()).dispatch == ("AVX2",)
 
 
 OVERRIDE_BAD = [

@@ -110,31 +110,25 @@ def cache_root() -> Path:
     return root
 
 
-def running(pid: int) -> bool:
-    """Might process ``pid`` be running? ccopt_meson.fsio.running's rule; this script runs without the package."""
-    if os.name != "posix":  # os.kill(pid, 0) would terminate the process on Windows: never guess there
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # it exists, but belongs to someone else
-        return True
-    except (OSError, OverflowError):  # no process can have that id
-        return False
-    return True
+def checkout() -> None:
+    """This checkout importable (its package, its bench): the port copies it, the sweep asks its fsio."""
+    if str(REPO) not in sys.path:
+        sys.path.insert(0, str(REPO))
 
 
 def sweep(parent: Path) -> None:
     """Remove what runs killed before their cleanup (SIGKILL) left in ``parent``: only directories (never a
     link) with a name scratch() gives, never one of a process that may still be running."""
+    checkout()
+    from ccopt_meson.fsio import running
+
     try:
         names = os.listdir(parent)
     except OSError:
         return
     for name in names:
         m = SCRATCH.fullmatch(name)
-        if m is None or running(int(m.group(1))):
+        if m is None or running(int(m.group(1))):  # fsio's rule: never guessed on Windows
             continue
         try:
             mode = os.lstat(parent / name).st_mode
@@ -336,7 +330,7 @@ def port(tree: Path, version: str) -> None:
     patch, data = port_files(version)
     apply(patch, tree)
     shutil.copy2(data, tree / "meson_cpu" / "ccopt-numpy.json")
-    sys.path.insert(0, str(REPO))
+    checkout()
     from bench.projects import copy_repo  # the parts of this checkout a consumer needs
 
     copy_repo(tree / "subprojects" / "ccopt-meson")

@@ -214,7 +214,7 @@ def _decode(doc: Any, project: Project | None, reader: bool = False) -> Stored:
 def _macros(stored: list[str] | None) -> Macros:
     """The request's macro protocol (files written before it existed hold none: the default)."""
     if stored is None:
-        return Macros()
+        return Macros().resolved()
     from .tables import macro_style
 
     try:

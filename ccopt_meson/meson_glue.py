@@ -234,7 +234,7 @@ def configure(req: Request, opts: ConfigureOptions) -> int:
     if opts.write_config:
         emit.write_if_changed(os.path.join(opts.output_dir, emit.KERNEL_HEADER), emit.kernel_header(det))
         emit.write_if_changed(os.path.join(opts.output_dir, "ccopt_config.h"), emit.config_header(det))
-        _write_runtime_table(opts.output_dir, req.project, req.macros)
+        _write_runtime_table(opts.output_dir, req.project, det.request.macros)
     # stdout is for meson.build; the notes, on stderr, are its messages (a warning has a line of its own)
     notes = "".join(f"ccopt-meson: note: {note}\n" for note in det.notes if not note.startswith("warning: "))
     sys.stderr.write(notes)
@@ -546,7 +546,7 @@ def _write_runtime_table(out_dir: str | os.PathLike[str], project: Project | Non
 
     A table made from these tables (and this macro protocol) already is left alone without loading the generator.
     """
-    digest = data_digest(project) + ("" if macros == Macros() else f"+{macros.prefix}{macros.style}")
+    digest = data_digest(project) + ("" if macros == Macros().resolved() else f"+{macros.prefix}{macros.style}")
     try:
         head = fsio.read_head(os.path.join(out_dir, RUNTIME_TABLE), 1024)
     except OSError:

@@ -55,7 +55,6 @@ RUNTIME_TABLE = "ccopt_cpu_table.h"  # emit_runtime.HEADER_NAME, named here so a
 FORCE_INCLUDED = ("ccopt_kernel.h", "ccopt_dispatch.h")
 RESERVED_HEADERS = frozenset({*FORCE_INCLUDED, "ccopt_config.h", "ccopt_cpu.h", RUNTIME_TABLE})
 _UNSAFE = re.compile(r"[\x00-\x1f\x7f]")
-CALL_RECORD_BYTES = 1 << 20  # the targets call record: a few hundred bytes per source
 
 
 class ConfigureOptions(NamedTuple):
@@ -97,7 +96,7 @@ def parent_argv() -> list[str] | None:
     """The parent process's command line, where the OS tells it (Linux)."""
     try:
         with open(f"/proc/{os.getppid()}/cmdline", "rb") as fh:
-            raw = fh.read(1 << 20)  # bounded: a command line of a megabyte is not Meson's
+            raw = fh.read(fsio.LIMITS.command_line)
     except OSError:
         return None
     return [a.decode("utf-8", "replace") for a in raw.split(b"\0") if a]
@@ -394,7 +393,7 @@ def _check_one_call_per_prefix(out_dir: StrPath, prefix: str, sources: list[str]
         return
     path = os.path.join(out_dir, f"ccopt-targets-{prefix}.json")
     try:  # a record that is missing, not a regular file, too big or not ours is no earlier call
-        last = schema.read_document(path, CALL_RECORD_BYTES, "targets call record", "cache.schema.json",
+        last = schema.read_document(path, fsio.LIMITS.call_record, "targets call record", "cache.schema.json",
                                     "targets_call").value
     except (OSError, InputError, TableError):
         last = None

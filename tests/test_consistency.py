@@ -89,6 +89,23 @@ def test_the_default_macro_prefix_is_the_one_of_macros_json() -> None:
     assert written == [], "the default prefix is read from macros.json, never written in the code"
 
 
+def test_the_caps_the_pages_quote_are_fsio_limits() -> None:
+    """Every read cap is a field of fsio.LIMITS; a page that quotes one, in bytes or in MiB, says its value."""
+    from ccopt_meson.fsio import LIMITS
+
+    pages = "\n".join(p.read_text() for p in sorted((ROOT / "docs").rglob("*.md")))
+    quoted = {int(n) for n in re.findall(r"more than the (\d+) this tool reads", pages)}
+    assert {LIMITS.cache, LIMITS.dispatch_source, LIMITS.features_file} <= quoted <= set(LIMITS)
+    mib = {name: f"{size >> 20} MiB" for name, size in LIMITS._asdict().items()}
+    robustness = (ROOT / "docs" / "explanation" / "robustness.md").read_text()
+    for phrase in (f"sha256 (up to {mib['compiler_wrapper']})", f"a directory or over {mib['features_file']}",
+                   f"read once, bounded ({mib['features_file']})", f"the cache file | bounded ({mib['cache']})"):
+        assert phrase in robustness
+    assert ("the first MiB is kept" in robustness) == (LIMITS.compiler_output == 1 << 20)
+    features_page = (ROOT / "docs" / "reference" / "features-file.md").read_text()
+    assert f"read bounded (regular files, {mib['features_file']})" in features_page.replace("\n", " ")
+
+
 def test_readme_test_command_is_what_ci_runs() -> None:
     """The contributors' set-up (README and CONTRIBUTING.md): a venv and `detect`, then the test command CI runs."""
     from .snippets import snippet

@@ -39,12 +39,11 @@ if TYPE_CHECKING:
     from .tables import Project
 
 
-__all__ = ["SCHEMA_VERSION", "MAX_BYTES", "Stored", "OtherProject", "ProjectChanged", "check_request", "cache_path",
+__all__ = ["SCHEMA_VERSION", "Stored", "OtherProject", "ProjectChanged", "check_request", "cache_path",
            "lang_of", "is_cache_name", "find", "keys", "load", "parse", "features_file_of", "lookup", "store", "flush",
            "discard", "remove_legacy", "warn"]
 
 SCHEMA_VERSION = 2  # of the cache file; 1 stored derived flags, 2 only verdicts
-MAX_BYTES = 4 << 20  # a cache file is a few KiB; anything bigger is not ours
 _PREFIX, _SUFFIX = "ccopt-features", ".json"
 _LANG_SUFFIX = {"c": "", "cpp": "-cpp"}
 
@@ -210,7 +209,7 @@ def _decode(doc: Any, project: Project | None, reader: bool = False) -> Stored:
 def _macros(stored: list[str] | None) -> Macros:
     """The request's macro protocol (files written before it existed hold none: the default)."""
     if stored is None:
-        return Macros()
+        return Macros().resolved()
     from .tables import macro_style
 
     try:
@@ -225,7 +224,7 @@ def load(path: str | os.PathLike[str], project: Project | None = None, reader: b
     features file the caller was given (None: the one the file records, read again and checked; see
     ``_project``)."""
     try:
-        raw = fsio.read_bounded(path, MAX_BYTES, "feature cache")
+        raw = fsio.read_bounded(path, fsio.LIMITS.cache, "feature cache")
     except (FileNotFoundError, NotADirectoryError):
         return None
     except InputError as exc:
@@ -330,9 +329,9 @@ def _encode(st: Stored) -> str:
     except TableError as exc:
         raise InputError(f"the compiler's answer cannot be stored: {exc}") from exc
     text = json.dumps(doc, indent=1, ensure_ascii=True) + "\n"
-    if len(text) > MAX_BYTES:
+    if len(text) > fsio.LIMITS.cache:
         raise InputError(f"the request (its compile arguments, its expressions) is {len(text)} bytes as the feature "
-                         f"cache holds it, more than the {MAX_BYTES} it reads; pass fewer or shorter arguments")
+                         f"cache holds it, more than the {fsio.LIMITS.cache} it reads; pass fewer or shorter arguments")
     return text
 
 

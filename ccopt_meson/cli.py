@@ -16,7 +16,7 @@ from . import cache, fsio, pipeline, project, rules
 from ._record import TYPE_CHECKING
 from .errors import CcoptError, InputError, did_you_mean
 from .records import BASELINE_DETECT, DEFAULT_BASELINE, DEFAULT_DISPATCH, Detection, Macros, Request
-from .tables import data_file
+from .tables import data_file, default_macro_prefix
 from .version import __version__
 
 if TYPE_CHECKING:
@@ -54,7 +54,8 @@ def _compiler_options(p: _Adder) -> None:
     p.add_argument("--build-dir", metavar="DIR", help="keep the feature cache in DIR")
     p.add_argument("--flush", action="store_true", help="delete the cache first, so everything is probed again")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
-    p.add_argument("--macro-prefix", default="CCOPT_", help="prefix of every macro in the args (default: %(default)s)")
+    p.add_argument("--macro-prefix", default=default_macro_prefix(),
+                   help="prefix of every macro in the args (default: %(default)s)")
     p.add_argument("--header-style", default="ccopt", help="macro protocol: ccopt (default) or numpy")
     _features_file_option(p)
 

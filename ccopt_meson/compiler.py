@@ -133,9 +133,6 @@ def resolved_programs(command: Sequence[str]) -> list[str]:
     return out
 
 
-WRAPPER_BYTES = 1 << 20  # a script that runs a compiler is a few lines; a bigger text is read up to here
-
-
 def binary_identity(command: Sequence[str]) -> list[list[object]]:
     """Resolved path, size, mtime, ctime and inode of each program in the command, and for a script
     (``#!``) the sha256 of its text.
@@ -172,7 +169,7 @@ def _script_digest(path: str) -> str | None:
             return None
         from .digest import sha256
 
-        text = fsio.read_head(path, WRAPPER_BYTES)  # the bounded, regular-file-only read of every input
+        text = fsio.read_head(path, fsio.LIMITS.compiler_wrapper)  # the bounded, regular-file-only read of every input
         return None if text is None else sha256(text).hexdigest()
     except OSError:
         return None

@@ -40,7 +40,7 @@ def package_digest() -> str:
     """sha256 over every table, schema and probe source of the package."""
     h = sha256()
     for rel, full in data_files():  # read like every input: bounded, regular files only
-        h.update(rel.encode() + b"\0" + fsio.read_bounded(full, 1 << 22, "package data file") + b"\0")
+        h.update(rel.encode() + b"\0" + fsio.read_bounded(full, fsio.LIMITS.package_file, "package data file") + b"\0")
     return h.hexdigest()
 
 

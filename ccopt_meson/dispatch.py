@@ -189,13 +189,10 @@ class _Parser:
         raise self.fail(f"invalid token '{show(text)}'{did_you_mean_token(text, self.known)} in @targets")
 
 
-MAX_SOURCE_BYTES = 16 << 20  # numpy's largest dispatch source is ~0.2 MiB
-
-
 def parse_file(path: str | os.PathLike[str], where: str | None = None, project: Project | None = None) -> Statement:
     """The statement of a source file; ``where`` names it in messages (default: the path as given)."""
     try:
-        data = fsio.read_bounded(path, MAX_SOURCE_BYTES, "dispatch source")
+        data = fsio.read_bounded(path, fsio.LIMITS.dispatch_source, "dispatch source")
     except (FileNotFoundError, NotADirectoryError) as exc:
         raise InputError(f"dispatch source '{fsio.show_path(path)}' does not exist") from exc
     return parse_text(data.decode("utf-8", errors="replace"), os.fspath(path) if where is None else where, project)

@@ -275,7 +275,7 @@ def _emit_version(out: _Lines) -> None:
 
 
 def runtime_table_header(digest: str | None = None, project: Project | None = None,
-                         macros: tuple[str, str] | None = None) -> str:
+                         macros: tuple[str | None, str] | None = None) -> str:
     """The text of ``ccopt_cpu_table.h`` for the tables and the project's features: deterministic,
     no paths, no timestamps.  ``digest``: their ``data_digest`` when the caller has it already; ``macros``:
     the build's (prefix, header style), whose ``have`` macro says a feature is in the baseline.
@@ -322,7 +322,7 @@ def runtime_table_header(digest: str | None = None, project: Project | None = No
 
 
 def write_table(directory: str | os.PathLike[str], digest: str | None = None, project: Project | None = None,
-                macros: tuple[str, str] | None = None) -> bool:
+                macros: tuple[str | None, str] | None = None) -> bool:
     """Write ``ccopt_cpu_table.h`` into ``directory``; False when it is already the current tables'."""
     from .fsio import atomic_write
 

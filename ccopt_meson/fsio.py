@@ -4,7 +4,7 @@ Everything ccopt-meson writes goes through ``atomic_write`` (a temporary file in
 same directory, renamed into place: a reader never sees half a file), and every file
 it reads from a user or a build directory goes through ``read_bounded`` (regular
 files only, with a size cap: a source that is a link to ``/dev/zero`` or a FIFO is
-an error, not a hang).
+an error, not a hang).  How much of each kind of input is read is ``LIMITS``, the one table of them.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import os
 import stat
 from pathlib import PurePath
 
-from ._record import TYPE_CHECKING
+from ._record import TYPE_CHECKING, NamedTuple
 from .errors import CacheError, InputError
 from .version import MARK
 
@@ -25,10 +25,31 @@ if TYPE_CHECKING:
     StrPath = Union[str, "os.PathLike[str]"]
 
 
-__all__ = ["MARK", "running", "read_bounded", "atomic_write", "read_head", "generated_by_us", "show_path",
-           "temp_owner", "remove_stale_temp"]
+__all__ = ["MARK", "Limits", "LIMITS", "running", "read_bounded", "atomic_write", "read_head", "generated_by_us",
+           "show_path", "temp_owner", "remove_stale_temp"]
 
 _counter = itertools.count()
+
+
+class Limits(NamedTuple):
+    """The most bytes of each kind of input a reader takes: far above what a real one holds, so a bigger
+    one is not ours (or is a runaway) and is refused, or cut, before it costs memory or time.  The cache
+    and the call record are also never written bigger than they are read."""
+
+    cache: int = 4 << 20  # a feature cache (ccopt-features*.json) is a few KiB; anything bigger is not ours
+    call_record: int = 1 << 20  # the targets call record (ccopt-targets-*.json): a few hundred bytes per source
+    features_file: int = 1 << 20  # a project's features file; numpy's whole meson_cpu/ is ~40 KiB
+    probe_source: int = 1 << 20  # a probe source, a features file's or the package's: like the file naming it
+    dispatch_source: int = 16 << 20  # numpy's largest dispatch source is ~0.2 MiB
+    package_table: int = 1 << 20  # a JSON table or schema of the package (data/); the biggest is a few KiB
+    package_file: int = 4 << 20  # any file of data/ (tables, schemas, probe sources), read for the package digest
+    compiler_wrapper: int = 1 << 20  # a #! script that runs a compiler is a few lines; a bigger text is hashed to here
+    compiler_output: int = 1 << 20  # one compiler process's output kept; the rest is read (in chunks) and dropped
+    cpuinfo: int = 1 << 20  # /proc/cpuinfo, of which only the first processor's block is used
+    command_line: int = 1 << 20  # the parent's /proc/PID/cmdline: a command line of a megabyte is not Meson's
+
+
+LIMITS = Limits()
 
 
 def show_path(path: StrPath) -> str:

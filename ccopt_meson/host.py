@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import os
 
+from .fsio import LIMITS
+
 __all__ = ["machine_name", "cpu_identity"]
 
 
@@ -31,7 +33,7 @@ def cpu_identity() -> str:
 
     try:
         with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as fh:
-            block = fh.read(1 << 20).split("\n\n")[0]
+            block = fh.read(LIMITS.cpuinfo).split("\n\n")[0]
     except OSError:
         import platform
 

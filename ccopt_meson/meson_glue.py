@@ -55,7 +55,6 @@ RUNTIME_TABLE = "ccopt_cpu_table.h"  # emit_runtime.HEADER_NAME, named here so a
 FORCE_INCLUDED = ("ccopt_kernel.h", "ccopt_dispatch.h")
 RESERVED_HEADERS = frozenset({*FORCE_INCLUDED, "ccopt_config.h", "ccopt_cpu.h", RUNTIME_TABLE})
 _UNSAFE = re.compile(r"[\x00-\x1f\x7f]")
-CALL_RECORD_BYTES = 1 << 20  # the targets call record: a few hundred bytes per source
 
 
 class ConfigureOptions(NamedTuple):
@@ -97,7 +96,7 @@ def parent_argv() -> list[str] | None:
     """The parent process's command line, where the OS tells it (Linux)."""
     try:
         with open(f"/proc/{os.getppid()}/cmdline", "rb") as fh:
-            raw = fh.read(1 << 20)  # bounded: a command line of a megabyte is not Meson's
+            raw = fh.read(fsio.LIMITS.command_line)
     except OSError:
         return None
     return [a.decode("utf-8", "replace") for a in raw.split(b"\0") if a]
@@ -234,7 +233,7 @@ def configure(req: Request, opts: ConfigureOptions) -> int:
     if opts.write_config:
         emit.write_if_changed(os.path.join(opts.output_dir, emit.KERNEL_HEADER), emit.kernel_header(det))
         emit.write_if_changed(os.path.join(opts.output_dir, "ccopt_config.h"), emit.config_header(det))
-        _write_runtime_table(opts.output_dir, req.project, req.macros)
+        _write_runtime_table(opts.output_dir, req.project, det.request.macros)
     # stdout is for meson.build; the notes, on stderr, are its messages (a warning has a line of its own)
     notes = "".join(f"ccopt-meson: note: {note}\n" for note in det.notes if not note.startswith("warning: "))
     sys.stderr.write(notes)
@@ -394,7 +393,7 @@ def _check_one_call_per_prefix(out_dir: StrPath, prefix: str, sources: list[str]
         return
     path = os.path.join(out_dir, f"ccopt-targets-{prefix}.json")
     try:  # a record that is missing, not a regular file, too big or not ours is no earlier call
-        last = schema.read_document(path, CALL_RECORD_BYTES, "targets call record", "cache.schema.json",
+        last = schema.read_document(path, fsio.LIMITS.call_record, "targets call record", "cache.schema.json",
                                     "targets_call").value
     except (OSError, InputError, TableError):
         last = None
@@ -546,7 +545,7 @@ def _write_runtime_table(out_dir: str | os.PathLike[str], project: Project | Non
 
     A table made from these tables (and this macro protocol) already is left alone without loading the generator.
     """
-    digest = data_digest(project) + ("" if macros == Macros() else f"+{macros.prefix}{macros.style}")
+    digest = data_digest(project) + ("" if macros == Macros().resolved() else f"+{macros.prefix}{macros.style}")
     try:
         head = fsio.read_head(os.path.join(out_dir, RUNTIME_TABLE), 1024)
     except OSError:

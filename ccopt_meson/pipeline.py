@@ -54,6 +54,12 @@ __all__ = ["Request", "Detection", "detect", "document", "flush", "read", "DEFAU
 # --------------------------------------------------------------------------- request
 
 
+def _resolved(req: Request) -> Request:
+    """``req`` with its macro prefix named (``Macros.resolved``): one spelling of the default prefix in the
+    cache key, the cache file and the detection, whether it was given or left to the data."""
+    return req if req.macros.prefix is not None else req._replace(macros=req.macros.resolved())
+
+
 def _check(req: Request) -> None:
     if not req.command or not all(isinstance(c, str) and c for c in req.command):
         raise InputError("the compiler command is empty; pass --cc or set CC")
@@ -181,6 +187,7 @@ def document(req: Request, probed: Probed, hit: bool = False, key: str = "", pro
              expr: Expressions | None = None) -> Detection:
     """The detection a request and a compiler's verdicts give: every flag comes from the tables.
     ``expr``: the request's ``expressions`` when the caller has them already."""
+    req = _resolved(req)
     expr = expressions(req) if expr is None else expr
     table = _table(req, probed)
     notes: list[str] = list(expr.notes)
@@ -406,6 +413,7 @@ def _plan(req: Request, expr: Expressions, seed: Probed | None, runner: Runner |
 def detect(req: Request, build_dir: str | os.PathLike[str] | None = None, flush_first: bool = False,
            runner: Runner | None = None) -> Detection:
     """Detect (or read from the cache in ``build_dir``) what ``req.command`` can build."""
+    req = _resolved(req)
     _check(req)
     expr = expressions(req)
     key, probe_key = cache.keys(req, render_tokens(expr.baseline), render_tokens(expr.dispatch), expr.native)

@@ -48,7 +48,6 @@ from ._record import TYPE_CHECKING, NamedTuple
 from .compiler import macro_satisfied, parse_macro_dump, program_prefix
 from .errors import CompilerError, InputError
 from .flags import mentions
-from .project import MAX_BYTES as PROBE_BYTES  # a features file's probe, and so any probe
 from .records import Outcome
 from .tables import DATA_DIR, PROBES_DIR, Table
 
@@ -61,7 +60,6 @@ __all__ = ["SCRATCH_MARK", "ProcResult", "Runner", "run_process", "Scratch", "Se
 
 DEFAULT_TIMEOUT = 120.0
 MAX_TIMEOUT = 86400.0  # a day: beyond it the OS wait calls overflow (OverflowError), and no probe needs it
-OUTPUT_CAP = 1 << 20  # bytes of one compiler process's output kept; the rest is read and dropped
 
 
 class ProcResult(NamedTuple):
@@ -84,7 +82,7 @@ def run_process(argv: Sequence[str], timeout: float) -> ProcResult:
 
     The compiler gets a session (process group) of its own, so a timeout, an interrupt or a
     stopped ``Scratch`` ends its children (``cc1``, a launcher's compiler) too.  Its output is
-    read in chunks; past ``OUTPUT_CAP`` bytes it is dropped (a compiler printing 200 MB of
+    read in chunks; past ``fsio.LIMITS.compiler_output`` bytes it is dropped (a compiler printing 200 MB of
     warnings costs the time to drain the pipe, not the memory).
     """
     env = dict(os.environ, LC_ALL="C", LANG="C", LANGUAGE="C")
@@ -131,7 +129,7 @@ def run_process(argv: Sequence[str], timeout: float) -> ProcResult:
 
 
 class _Output:
-    """A compiler's merged output, read by a thread in chunks, at most ``OUTPUT_CAP`` bytes kept."""
+    """A compiler's merged output, read by a thread in chunks, at most ``fsio.LIMITS.compiler_output`` bytes kept."""
 
     def __init__(self, stream: IO[bytes]) -> None:
         self.stream = stream
@@ -149,7 +147,7 @@ class _Output:
                 return
             if not chunk:
                 return
-            room = max(0, OUTPUT_CAP - len(self.head))
+            room = max(0, fsio.LIMITS.compiler_output - len(self.head))
             self.head += chunk[:room]
             self.dropped += len(chunk) - min(room, len(chunk))
 
@@ -523,7 +521,7 @@ class Session:
             copy = self._staged.get(probe)
             if copy is None:
                 try:  # a project's probe is the user's input: read like every input, bounded, regular files only
-                    data = fsio.read_bounded(probe, PROBE_BYTES, "probe source")
+                    data = fsio.read_bounded(probe, fsio.LIMITS.probe_source, "probe source")
                 except (FileNotFoundError, NotADirectoryError) as exc:
                     raise InputError(f"probe source '{fsio.show_path(probe)}' does not exist (it was there when "
                                      "the features were read); configure again") from exc

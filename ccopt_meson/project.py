@@ -28,9 +28,7 @@ from .tokens import RESERVED, show
 if TYPE_CHECKING:
     from typing import Any, Mapping
 
-__all__ = ["load", "MAX_BYTES"]
-
-MAX_BYTES = 1 << 20  # a features file or one of its probes; numpy's whole meson_cpu/ is ~40 KiB
+__all__ = ["load"]
 
 
 def _error(path: str, message: str) -> InputError:
@@ -39,7 +37,7 @@ def _error(path: str, message: str) -> InputError:
 
 def _read(path: str, what: str) -> bytes:
     try:
-        return fsio.read_bounded(path, MAX_BYTES, what)
+        return fsio.read_bounded(path, fsio.LIMITS.probe_source, what)
     except (FileNotFoundError, NotADirectoryError) as exc:
         raise InputError(f"{what} '{fsio.show_path(path)}' does not exist") from exc
 
@@ -47,7 +45,7 @@ def _read(path: str, what: str) -> bytes:
 def _document(given: str, shown: str) -> schema.Document:
     """The file read and checked against its schema (``data/schema.json``, definition ``project``)."""
     try:
-        return schema.read_document(given, MAX_BYTES, "features file", "schema.json", "project")
+        return schema.read_document(given, fsio.LIMITS.features_file, "features file", "schema.json", "project")
     except (FileNotFoundError, NotADirectoryError) as exc:
         raise InputError(f"features file '{fsio.show_path(given)}' does not exist") from exc
     except TableError as exc:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from ._record import TYPE_CHECKING, NamedTuple
 from .compiler import program_prefix
-from .tables import compiler_spec, macro_style, picks_cpu
+from .tables import compiler_spec, default_macro_prefix, macro_style, picks_cpu
 
 if TYPE_CHECKING:
     from typing import Any, Iterable, Mapping
@@ -32,10 +32,17 @@ JSON_SCHEMA_VERSION = 1  # of the ``--json`` document users script against; the 
 
 
 class Macros(NamedTuple):
-    """How compile args and per-source headers spell the build's facts (``data/macros.json``)."""
+    """How compile args and per-source headers spell the build's facts (``data/macros.json``).
 
-    prefix: str = "CCOPT_"  # every macro's prefix: ``CCOPT_HAVE_AVX2``, ``NPY_HAVE_AVX2``
+    A prefix of None is the data's ``default_prefix``; ``resolved`` names it, and the pipeline resolves every
+    request it is given, so a ``Detection``, the cache key and the cache file hold the name itself."""
+
+    prefix: str | None = None  # every macro's prefix: ``CCOPT_HAVE_AVX2``, ``NPY_HAVE_AVX2``
     style: str = "ccopt"  # ccopt-meson's own protocol, or 'numpy' (a project with its own run-time)
+
+    def resolved(self) -> Macros:
+        """This protocol with its prefix named (None becomes ``data/macros.json``'s ``default_prefix``)."""
+        return self if self.prefix is not None else self._replace(prefix=default_macro_prefix())
 
 
 class Request(NamedTuple):

@@ -24,7 +24,6 @@ if TYPE_CHECKING:
 __all__ = ["Document", "read_json", "decode", "schema_file", "check", "read_document", "validate_schema"]
 
 _DATA = os.path.join(os.path.dirname(os.path.realpath(__file__)), "data")
-_DATA_BYTES = 1 << 20  # a table of the package; the biggest is a few KiB
 
 
 class Document(NamedTuple):
@@ -46,7 +45,7 @@ def decode(raw: bytes) -> Any:
 def read_json(path: str | os.PathLike[str]) -> Any:
     """A JSON data file of the package (tables, schemas), read like every other input."""
     try:
-        return decode(fsio.read_bounded(path, _DATA_BYTES, "feature table"))
+        return decode(fsio.read_bounded(path, fsio.LIMITS.package_table, "feature table"))
     except (OSError, InputError, TableError) as exc:
         raise TableError(f"cannot read feature table {os.path.basename(path)}: {exc}") from exc
 

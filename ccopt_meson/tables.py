@@ -50,6 +50,7 @@ __all__ = [
     "compilers_data",
     "reference_compiler",
     "macros_data",
+    "default_macro_prefix",
     "macro_style",
     "check_macros",
     "macro_name",
@@ -334,6 +335,12 @@ def macros_data() -> Mapping[str, Any]:
     return read_json(os.path.join(_DATA, "macros.json"))  # type: ignore[no-any-return]
 
 
+def default_macro_prefix() -> str:
+    """``data/macros.json``'s ``default_prefix``: the macro-prefix option's default, and what a ``Macros``
+    without a prefix spells (``CCOPT_``; ``meson_options.txt`` states it too, a test holds them equal)."""
+    return str(macros_data()["default_prefix"])
+
+
 def macro_style(style: str) -> Mapping[str, Any]:
     """The spellings of one macro style; InputError naming the known ones."""
     styles = macros_data()["styles"]
@@ -347,14 +354,16 @@ def macro_name(what: str, prefix: str | None = None, style: str = "ccopt", **fie
     """The name of one macro of a style's protocol (``data/macros.json``): ``macro_name("have", name="AVX2")`` is
     ``CCOPT_HAVE_AVX2``; ``prefix`` None: the style's own (or the default)."""
     spelling = macro_style(style)
-    prefix = prefix or spelling["prefix"] or macros_data()["default_prefix"]
+    prefix = prefix or spelling["prefix"] or default_macro_prefix()
     return str(spelling[what]).format(prefix=prefix, **fields).split("=", 1)[0]
 
 
-def check_macros(prefix: str, style: str, runtime: bool = True) -> None:
+def check_macros(prefix: str | None, style: str, runtime: bool = True) -> None:
     """The macro protocol a build asks for, as ``data/macros.json`` allows it: one InputError line for a prefix
-    the style's headers cannot follow, or ``runtime=false`` with a style whose headers call ccopt's run-time."""
+    the style's headers cannot follow, or ``runtime=false`` with a style whose headers call ccopt's run-time.
+    ``prefix`` None: the default."""
     spelling = macro_style(style)
+    prefix = default_macro_prefix() if prefix is None else prefix
     if not re.fullmatch(macros_data()["prefix_pattern"].rstrip("$"), prefix):
         raise InputError(f"macro-prefix: '{prefix[:40]}' must be upper-case letters, digits and '_', "
                          "ending in '_' (CCOPT_, NPY_)")

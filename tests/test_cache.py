@@ -655,7 +655,7 @@ def test_a_cache_that_is_not_a_small_regular_file_never_hangs(tmp_path: Path, re
     elif kind == "fifo":
         os.mkfifo(path)
     else:
-        path.write_bytes(b" " * (5 << 20))
+        path.write_bytes(b" " * (fsio.LIMITS.cache + (1 << 20)))
     start = time.monotonic()
     r = cli("report", str(build))
     one_line(r, "error", CACHE)

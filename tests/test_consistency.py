@@ -62,12 +62,48 @@ def test_meson_option_defaults_match_the_cli() -> None:
     from ccopt_meson.records import Macros
     from ccopt_meson.tables import macros_data
 
-    assert default["macro-prefix"] == Macros().prefix == macros_data()["default_prefix"]
     styles = re.search(r"option\('header-style', type: 'combo', choices: \[([^]]*)\], value: '(\w+)'", options)
     assert styles is not None and styles.group(2) == Macros().style
     assert sorted(re.findall(r"'(\w+)'", styles.group(1))) == sorted(macros_data()["styles"])
     ns = build_parser().parse_args(["detect"])
     assert (ns.baseline, ns.dispatch) == (DEFAULT_BASELINE, DEFAULT_DISPATCH)
+
+
+def test_the_default_macro_prefix_is_the_one_of_macros_json() -> None:
+    """macros.json's default_prefix is the one home of the default; meson_options.txt cannot read JSON, so
+    it states the value again, and this test holds it (and the pages quoting it) to the data."""
+    from ccopt_meson.records import Macros
+    from ccopt_meson.tables import macros_data
+
+    prefix = macros_data()["default_prefix"]
+    options = (ROOT / "meson_options.txt").read_text()
+    default = dict(re.findall(r"option\('([\w-]+)', type: 'string', value: '([^']*)'", options))
+    assert default["macro-prefix"] == prefix
+    assert build_parser().parse_args(["detect"]).macro_prefix == prefix
+    assert Macros().prefix is None and Macros().resolved() == Macros(prefix, "ccopt")
+    page = (ROOT / "docs" / "reference" / "options.md").read_text()
+    documented = re.search(r"^\| `macro-prefix` \| `([^`]*)` \|", page, re.M)
+    assert documented is not None and documented.group(1) == prefix
+    written = [p.name for p in (ROOT / "ccopt_meson").glob("*.py") if {f"'{prefix}'", f'"{prefix}"'} & set(
+        re.findall(r"""(?:'[^'\n]*'|"[^"\n]*")""", p.read_text()))]
+    assert written == [], "the default prefix is read from macros.json, never written in the code"
+
+
+def test_the_caps_the_pages_quote_are_fsio_limits() -> None:
+    """Every read cap is a field of fsio.LIMITS; a page that quotes one, in bytes or in MiB, says its value."""
+    from ccopt_meson.fsio import LIMITS
+
+    pages = "\n".join(p.read_text() for p in sorted((ROOT / "docs").rglob("*.md")))
+    quoted = {int(n) for n in re.findall(r"more than the (\d+) this tool reads", pages)}
+    assert {LIMITS.cache, LIMITS.dispatch_source, LIMITS.features_file} <= quoted <= set(LIMITS)
+    mib = {name: f"{size >> 20} MiB" for name, size in LIMITS._asdict().items()}
+    robustness = (ROOT / "docs" / "explanation" / "robustness.md").read_text()
+    for phrase in (f"sha256 (up to {mib['compiler_wrapper']})", f"a directory or over {mib['features_file']}",
+                   f"read once, bounded ({mib['features_file']})", f"the cache file | bounded ({mib['cache']})"):
+        assert phrase in robustness
+    assert ("the first MiB is kept" in robustness) == (LIMITS.compiler_output == 1 << 20)
+    features_page = (ROOT / "docs" / "reference" / "features-file.md").read_text()
+    assert f"read bounded (regular files, {mib['features_file']})" in features_page.replace("\n", " ")
 
 
 def test_readme_test_command_is_what_ci_runs() -> None:

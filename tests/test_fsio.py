@@ -15,6 +15,17 @@ from ccopt_meson.errors import CacheError, InputError
 from .helpers import CACHE, cli, configure_args, fakecc, race
 
 
+def test_every_size_cap_is_a_field_of_limits() -> None:
+    """One table of caps (fsio.LIMITS): no other module writes a size of a megabyte or more (a read loop's
+    chunk, ``1 << 16``, is no cap)."""
+    from .conftest import ROOT
+
+    written = {p.name: re.findall(r"\b\d+ *<< *(?:2\d|3\d)\b|\b\d{7,}\b", p.read_text())
+               for p in (ROOT / "ccopt_meson").glob("*.py") if p.name != "fsio.py"}
+    assert {name: found for name, found in written.items() if found} == {}
+    assert all(isinstance(size, int) and size >= 1 << 20 for size in fsio.LIMITS)
+
+
 def test_read_bounded_reads_a_regular_file(tmp_path: Path) -> None:
     path = tmp_path / "f"
     path.write_bytes(b"x" * 100)

@@ -292,10 +292,11 @@ def test_a_source_linked_to_dev_zero_is_refused_at_once(tmp_path: Path, feature_
 
 
 def test_a_source_bigger_than_the_cap_is_refused(tmp_path: Path, feature_file: Path) -> None:
+    size = fsio.LIMITS.dispatch_source + (1 << 20)  # 17 MiB, as the robustness page says
     with open(tmp_path / "big.dispatch.c", "wb") as fh:
-        fh.truncate(17 << 20)
+        fh.truncate(size)
     one_error(targets(feature_file, "big.dispatch.c", out=tmp_path), "dispatch source 'big.dispatch.c' is "
-              f"{17 << 20} bytes, more than the {16 << 20} this tool reads")
+              f"{size} bytes, more than the {fsio.LIMITS.dispatch_source} this tool reads")
 
 
 def test_a_source_name_that_is_not_utf8(tmp_path: Path, feature_file: Path) -> None:
@@ -387,7 +388,7 @@ def _record_in_place(path: Path, kind: str) -> None:
     elif kind == "deep":
         path.write_text("[" * 100_000 + "]" * 100_000)
     elif kind == "huge":
-        path.write_text(" " * (2 << 20))
+        path.write_text(" " * (2 * fsio.LIMITS.call_record))
     elif kind == "wrong-shape":
         path.write_text(json.dumps({"generator": fsio.MARK, "key": "ccopt-targets-call-v1", "meson": 7,
                                     "sources": "a"}))
@@ -415,8 +416,8 @@ def test_a1_a_record_written_is_one_its_reader_accepts(tmp_path: Path, monkeypat
 
     monkeypatch.setattr(meson_glue, "_meson_run", lambda: ["1", "2"])
     meson_glue._check_one_call_per_prefix(tmp_path, "ccopt", ["a.dispatch.c"])
-    doc = schema.read_document(tmp_path / "ccopt-targets-ccopt.json", 1 << 20, "record", "cache.schema.json",
-                               "targets_call").value
+    doc = schema.read_document(tmp_path / "ccopt-targets-ccopt.json", fsio.LIMITS.call_record, "record",
+                               "cache.schema.json", "targets_call").value
     assert doc["sources"] == ["a.dispatch.c"]
     with pytest.raises(InputError, match="a second 'targets' call"):
         meson_glue._check_one_call_per_prefix(tmp_path, "ccopt", ["b.dispatch.c"])

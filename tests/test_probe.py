@@ -21,7 +21,6 @@ from ccopt_meson import Request, fsio, tables
 from ccopt_meson.errors import CompilerError, InputError
 from ccopt_meson.probe import (
     MAX_TIMEOUT,
-    OUTPUT_CAP,
     SCRATCH_MARK,
     STALE_AFTER,
     ProcResult,
@@ -411,12 +410,13 @@ def test_a_header_failure_no_suspect_fails_alone_falls_back_to_one_by_one() -> N
 
 
 def test_compiler_output_is_capped(tmp_path: Path) -> None:
-    """200 MB of output: the first OUTPUT_CAP bytes are kept, the rest is read and dropped."""
+    """200 MB of output: the first LIMITS.compiler_output bytes are kept, the rest is read and dropped."""
     start = time.monotonic()
     res = run_process(["sh", "-c", "head -c 200000000 /dev/zero | tr '\\0' w; exit 3"], 60)
     assert res.returncode == 3
-    assert OUTPUT_CAP <= len(res.output) < OUTPUT_CAP + 200
-    assert res.output.endswith(f"[{200_000_000 - OUTPUT_CAP} more bytes of compiler output were dropped]\n")
+    cap = fsio.LIMITS.compiler_output
+    assert cap <= len(res.output) < cap + 200
+    assert res.output.endswith(f"[{200_000_000 - cap} more bytes of compiler output were dropped]\n")
     assert time.monotonic() - start < 30
 
 

@@ -15,6 +15,7 @@ from ccopt_meson.digest import data_digest
 from ccopt_meson.dispatch import parse_text
 from ccopt_meson.emit_runtime import runtime_table_header
 from ccopt_meson.errors import DispatchSourceError, InputError
+from ccopt_meson.fsio import LIMITS
 
 from .conftest import NUMPY22, ROOT
 
@@ -149,6 +150,7 @@ def test_the_file_and_its_probes_are_read_bounded(tmp_path: Path, kind: str, whi
     """/dev/zero, a FIFO, a directory or a file over the cap: one line naming it, never a hang or a MemoryError."""
     good = _write(tmp_path, {"features": {"x86": [_feature(probe="q.c")]}}, probe=False)
     target = good if which == "file" else tmp_path / "q.c"
+    cap = LIMITS.features_file if which == "file" else LIMITS.probe_source
     if kind == "device":
         target.unlink(missing_ok=True)
         target.symlink_to("/dev/zero")
@@ -160,10 +162,10 @@ def test_the_file_and_its_probes_are_read_bounded(tmp_path: Path, kind: str, whi
         target.mkdir()
     else:
         with open(target, "ab") as fh:
-            fh.write(b" " * (project.MAX_BYTES + 1))
+            fh.write(b" " * (cap + 1))
     expected = {"device": "is a device, not a regular file", "fifo": "is a FIFO, not a regular file",
                 "directory": "is a directory, not a regular file",
-                "huge": f"more than the {project.MAX_BYTES} this tool reads"}
+                "huge": f"more than the {cap} this tool reads"}
     with pytest.raises(InputError, match=expected[kind]) as exc:
         project.load(good)
     assert "\n" not in str(exc.value)

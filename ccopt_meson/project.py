@@ -124,7 +124,6 @@ def _overridden(raw: Mapping[str, Any], fields: Mapping[str, Any] | None) -> Map
 # --------------------------------------------------------------------------- a project's own feature set
 
 _INHERITED = ("headers", "macros", "flags", "group", "extra_checks", "runtime")
-_NOT_INHERITED = ("implies",)  # an override's implies names the built-in set's rows, not the project's
 
 
 def _feature_set(shown: str, base: str, doc: Mapping[str, Any],
@@ -170,11 +169,13 @@ def _set_row(shown: str, base: str, fam: str, raw: Mapping[str, Any], h: Any) ->
 
 
 def _inherited_overrides(like: Mapping[str, Any], raw: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """The built-in row's overrides a ``like`` row keeps: aarch64 drops armv7's ``-mfpu=neon`` by one; a field the
-    row states itself is the row's on every machine, and implications are never inherited."""
+    """The built-in row's overrides a ``like`` row keeps: aarch64 drops armv7's ``-mfpu=neon`` by one.  Only the
+    fields ``like`` inherits, and not one the row states itself (it is the row's on every machine): never an
+    implication (it names the built-in rows) nor a ``disable`` (the table's verdict on its own row: numpy builds
+    its X86_V2 on 32-bit x86, which ccopt's X86_V2 is not)."""
     kept = []
     for ov in like.get("overrides", ()):
-        fields = {k: v for k, v in ov.items() if k not in _NOT_INHERITED and k not in raw}
+        fields = {k: v for k, v in ov.items() if k == "when" or (k in _INHERITED and k not in raw)}
         if len(fields) > 1:  # more than its 'when'
             kept.append(fields)
     return kept

@@ -114,6 +114,36 @@ def test_runs_and_per_target_checks(doc: Detection, tmp_path: Path, gcc: str) ->
         compile_and_run(tmp_path, gcc, main_c.replace("(pitch_dispatch, SSE41)", "(pitch_dispatch, AVX512F)"))
 
 
+def test_ccopt_trace_names_the_picked_version_once(doc: Detection, tmp_path: Path, gcc: str) -> None:
+    """CCOPT_TRACE=1: each dispatcher's first call prints which version it picked and why, once; unset, the
+    program prints nothing of ccopt's (the check is on the first call's path only)."""
+    x86_host()
+    (tmp_path / "ccopt_config.h").write_text(config_header(doc))
+    (tmp_path / "ccopt_kernel.h").write_text(kernel_header(doc))
+    targets = select(parse_targets("baseline sse41 (avx2 fma3)", "dot"), doc)
+    (tmp_path / "dot.dispatch.h").write_text(dispatch_header("dot.dispatch.c", targets))
+    main_c = "\n".join([
+        "#include <stdio.h>", '#include "dot.dispatch.h"',
+        *(f'int dot_{t.name}(int x) {{ return x + {i}; }}' for i, t in enumerate(targets)),
+        "CCOPT_DISPATCH_DECLARE(dot_dispatch, int, dot, (int x))",
+        "CCOPT_DISPATCH_DEFINE(dot_dispatch, int, dot, (int x), (x))",
+        "int main(void) { int i, s = 0; for (i = 0; i < 3; ++i) s += dot(i); printf(\"%d\\n\", s); return 0; }", ""])
+    runs = {(feats, trace): compile_and_run(tmp_path, gcc, main_c, {"CCOPT_ENABLE_CPU_FEATURES": feats,
+                                                                     "CCOPT_TRACE": trace})
+            for feats in ("SSE41", "BASELINE") for trace in ("1", "0")}
+    assert all(r.returncode == 0 for r in runs.values())
+    assert runs["SSE41", "1"].stderr == "ccopt: dot: SSE41 (SSE41 present)\n"
+    assert runs["BASELINE", "1"].stderr == ("ccopt: dot: BASELINE (no compiled version above the baseline runs on "
+                                            "this CPU)\n")
+    assert runs["SSE41", "0"].stderr == runs["BASELINE", "0"].stderr == ""
+
+
+def test_ccopt_trace_names_every_member_of_a_multi_feature_target(tmp_path: Path, gcc: str) -> None:
+    main_c = '#include "ccopt_cpu.h"\nint main(void) { ccopt_cpu_trace("dot", "FMA3__AVX2"); return 0; }\n'
+    r = compile_and_run(tmp_path, gcc, main_c, {"CCOPT_TRACE": "yes"})
+    assert r.returncode == 0 and r.stderr == "ccopt: dot: FMA3__AVX2 (FMA3 AVX2 present)\n"
+
+
 # What a library means by its "AVX2" code, and what Highway's HWY_AVX2 needs (hwy/detect_targets.h: its
 # SSE4 level's SSE4.1, SSE4.2, PCLMUL and AES, then AVX2, BMI2, FMA and F16C), as docs/reference/features.md
 # writes them.

@@ -725,6 +725,30 @@ int ccopt_cpu_level(void)
     return -1;
 }
 
+void ccopt_cpu_trace(const char *name, const char *target)
+{
+    const char *on = getenv("CCOPT_TRACE");
+    const char *p;
+    char members[256];
+    size_t n = 0;
+    if (on == NULL || on[0] == '\0' || strcmp(on, "0") == 0)
+        return;
+    if (strcmp(target, "BASELINE") == 0) {
+        fprintf(stderr, "ccopt: %s: BASELINE (no compiled version above the baseline runs on this CPU)\n", name);
+        return;
+    }
+    for (p = target; *p != '\0' && n + 1 < sizeof members; ++p) { /* FMA3__AVX2: its members FMA3 AVX2 */
+        if (p[0] == '_' && p[1] == '_') {
+            members[n++] = ' ';
+            ++p;
+        } else {
+            members[n++] = *p;
+        }
+    }
+    members[n] = '\0';
+    fprintf(stderr, "ccopt: %s: %s (%s present)\n", name, target, members);
+}
+
 void ccopt_cpu_no_version(const char *name)
 {
     char have[1024];

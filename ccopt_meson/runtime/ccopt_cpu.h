@@ -118,6 +118,13 @@ __declspec(noreturn)
 #endif
 CCOPT_CPU_API void ccopt_cpu_no_version(const char *name);
 
+/* Called by CCOPT_DISPATCH_DEFINE on the first call of NAME, once it picked the version for TARGET: with
+ * the environment variable CCOPT_TRACE set (to anything but "" or "0") it prints one line on stderr,
+ * "ccopt: dot: FMA3__AVX2 (FMA3 AVX2 present)" or "ccopt: dot: BASELINE (no compiled version above the
+ * baseline runs on this CPU)"; otherwise nothing.  Later calls never reach it: tracing costs nothing per
+ * call, and works in release builds. */
+CCOPT_CPU_API void ccopt_cpu_trace(const char *name, const char *target);
+
 /* Test seam: pretend the CPU and OS report exactly the features with
  * have[id] != 0 (an array of CCOPT_CPU_MAX_FEATURE flags), then apply the
  * implication closure, the baseline check and the environment masks as for a

@@ -18,7 +18,9 @@
  * whose header was not included is a compile error naming CCOPT_SRC_<source>.
  *
  * DEFINE makes `float dot(...)`, which picks the highest version the running
- * CPU supports on its first call and afterwards costs one indirect call.
+ * CPU supports on its first call and afterwards costs one indirect call; with
+ * CCOPT_TRACE=1 in the environment that first call prints the pick on stderr
+ * ("ccopt: dot: FMA3__AVX2 (FMA3 AVX2 present)").
  * CCOPT_DISPATCH_PICK(src, dot) is that choice as an expression (a function
  * pointer, or 0 when no version fits and the source has no `baseline`),
  * CCOPT_DISPATCH_TARGET_NAME(src, dot) the chosen target's name,
@@ -106,6 +108,7 @@
         if (!ccopt__fn) { \
             ccopt__fn = CCOPT_DISPATCH_PICK(SRC, NAME); \
             if (!ccopt__fn) ccopt_cpu_no_version(#NAME); \
+            ccopt_cpu_trace(#NAME, CCOPT_DISPATCH_TARGET_NAME(SRC, NAME)); \
             CCOPT__STORE(ccopt__best, ccopt__fn); \
         } \
         RETURN ccopt__fn ARGS; \

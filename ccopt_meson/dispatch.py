@@ -279,12 +279,38 @@ def _select(st: Statement, det: Detection, made: Made) -> list[Target]:
     return out
 
 
-def _choose(st: Statement, det: Detection, table: Table) -> list[tuple[str, ...]]:
+def dropped(st: Statement, det: Detection) -> list[tuple[tuple[str, ...], str]]:
+    """The targets of ``st`` this build does not compile, each with why (the same choice ``select`` makes):
+    a name of another machine is not listed, it is not dropped."""
+    out: list[tuple[tuple[str, ...], str]] = []
+    if det.table is not None:
+        _choose(st, det, det.table, out)
+    return out
+
+
+def _not_enabled(det: Detection, table: Table, t: tuple[str, ...]) -> str:
+    """Why a listed target whose members are this machine's is not built ('' : it is, or it is another's)."""
+    if not all(n in table.features for n in t):
+        return ""
+    for n in t:
+        if det.supported(n) is False:
+            what = "it" if len(t) == 1 else n
+            return f"the compiler cannot build {what} ({(det.reason(n).splitlines() or ['failed'])[0][:200]})"
+    off = [n for n in t if n not in det.baseline and n not in det.dispatch]
+    return f"cpu-dispatch does not select {' '.join(off)}" if off else ""
+
+
+def _choose(st: Statement, det: Detection, table: Table,
+            dropped: list[tuple[tuple[str, ...], str]] | None = None) -> list[tuple[str, ...]]:
+    """The members of each target ``st`` builds; ``dropped`` (when given) gets the others, each with why."""
+    said = dropped if dropped is not None else []
     baseline = set(det.baseline)
     enabled = baseline | set(det.dispatch)
     chosen: list[tuple[str, ...]] = []
     for t in st.targets:
         if not all(n in enabled for n in t):  # another family's names, or not enabled in this build
+            why = _not_enabled(det, table, t)
+            said += [(t, why)] if why else []
             continue
         # drop members implied by another member ("ahead"); if all imply each other keep the highest
         ahead = [n for n in t if not any(m != n and n in table.closure([m]) for m in t)]
@@ -294,12 +320,19 @@ def _choose(st: Statement, det: Detection, table: Table) -> list[tuple[str, ...]
     # numpy's protocol: a list without 'baseline' has no fallback, so it keeps what the baseline covers
     keep = "KEEP_BASELINE" in st.policies or (not st.baseline and table.policies.keep_covered)
     if not keep:
+        said += [(m, "the baseline covers it: its code runs in the BASELINE version") for m in chosen
+                 if all(n in baseline for n in m)]
         chosen = [m for m in chosen if not all(n in baseline for n in m)]
     # mutual implication ties (e.g. MSVC's FMA3 <-> AVX2) keep the higher feature only
-    chosen = [m for m in chosen if not (len(m) == 1 and any(
+    tied = [m for m in chosen if len(m) == 1 and any(
         o != m and len(o) == 1 and m[0] in table.closure(o) and o[0] in table.closure(m)
-        and table.rank(o) > table.rank(m) for o in chosen))]
+        and table.rank(o) > table.rank(m) for o in chosen)]
+    said += [(m, "it and a higher target imply each other with this compiler: the higher one is built")
+             for m in tied]
+    chosen = [m for m in chosen if m not in tied]
     if "AUTOVEC" in st.policies:
+        said += [(m, "$autovec builds only targets with flags of their own") for m in chosen
+                 if not all(table.features[n].flags for n in m)]
         chosen = [m for m in chosen if all(table.features[n].flags for n in m)]
     if "KEEP_SORT" not in st.policies:
         chosen.sort(key=lambda m: table.rank(m), reverse=True)

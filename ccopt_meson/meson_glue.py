@@ -438,20 +438,17 @@ def _empty_lists(kernels: list[Kernel]) -> list[str]:
 
 
 def _dropped_targets(kernels: list[Kernel], det: Detection) -> list[str]:
-    """One note per name of this machine in the target lists that the compiler cannot build, with its reason
-    (on stderr, which Meson logs; ``message(r.stderr())`` shows it on the console)."""
-    if det.table is None:
-        return []
-    where: dict[str, list[str]] = {}
+    """One note per target of the lists that this build does not compile, with why (on stderr, which Meson logs;
+    the canonical meson.build shows it with ``message()``); a reason shared by several sources is said once."""
+    where: dict[tuple[str, str], list[str]] = {}
     for k in kernels:
-        for n in (n for t in k.statement.targets for n in t):
-            if n in det.table.features and det.supported(n) is False and k.source not in where.get(n, []):
-                where.setdefault(n, []).append(k.source)
+        for members, why in dispatch.dropped(k.statement, det):
+            sources = where.setdefault((dispatch.target_name(members), why), [])
+            sources += [] if k.source in sources else [k.source]
     notes = []
-    for n, sources in where.items():
-        first = (det.reason(n).splitlines() or ["failed"])[0][:200]
+    for (name, why), sources in where.items():
         more = f" and {len(sources) - 1} more" if len(sources) > 1 else ""
-        notes.append(f"targets: {n} dropped from {sources[0]}{more}: the compiler cannot build it ({first})")
+        notes.append(f"targets: {name} dropped from {sources[0]}{more}: {why}")
     return notes
 
 

@@ -399,3 +399,17 @@ def test_f12_an_empty_list_is_numpy_s_computed_nothing_and_says_so(tmp_path: Pat
     assert r.stderr == ("ccopt-meson: note: targets: k.c: the target list is empty: no version is built, and k.h "
                         "dispatches nothing\n")
     assert (tmp_path / "k.h").is_file()
+
+
+def test_dropped_says_why_each_listed_target_is_not_built(fake: Callable[..., Any]) -> None:
+    """The same choice select makes, with its reasons: what the baseline covers, what cpu-dispatch leaves out,
+    what a wider version covers is not a drop; another machine's names are no drop at all."""
+    from ccopt_meson.dispatch import dropped, parse_targets
+
+    det = detect(Request(command=("fakecc",), baseline="sse3", dispatch="avx2 -avx512f"), runner=fake())
+    st = parse_targets("baseline sse2 avx2 avx512f (avx2 fma3) asimd", "k")
+    why = {"__".join(t): w for t, w in dropped(st, det)}
+    assert why == {"SSE2": "the baseline covers it: its code runs in the BASELINE version",
+                   "AVX512F": "cpu-dispatch does not select AVX512F",
+                   "AVX2__FMA3": "cpu-dispatch does not select FMA3"}
+    assert {t.name for t in select(st, det)} == {"AVX2", "BASELINE"}

@@ -671,3 +671,20 @@ def test_f18_configure_writes_no_bytecode_into_the_consumers_source(tmp_path: Pa
     helper = [sys.executable, "-S", str(sub / "tools" / "ccopt-meson-helper.py")]
     run(*helper, "report", str(build))  # by hand, outside Meson
     assert sorted(src.rglob("__pycache__")) == []
+
+
+def test_every_listed_target_the_build_drops_is_one_note_with_why(tmp_path: Path,
+                                                                   gcc12_x86_64_feature_file: Path) -> None:
+    """Copying a Makefile's 'sse2 sse41' with the default baseline built only SSE41, without a word: each
+    target a list names and the build does not compile is a note saying why (the baseline covers it,
+    cpu-dispatch does not select it, the compiler cannot build it)."""
+    if host.machine_name() != "x86_64":
+        pytest.skip("x86 names")
+    out = tmp_path / "out"
+    out.mkdir()
+    r = cli("targets", "k.dispatch.c: baseline sse2 sse41 (avx2 fma3) asimd", "--cache-file",
+            str(gcc12_x86_64_feature_file), "--output-dir", str(out), cwd=out)
+    assert r.returncode == 0, r.stderr
+    notes = [line for line in r.stderr.splitlines() if "dropped" in line]
+    assert notes == ["ccopt-meson: note: targets: SSE2 dropped from k.dispatch.c: the baseline covers it: its code "
+                     "runs in the BASELINE version"]  # ASIMD: another machine's name, not a drop

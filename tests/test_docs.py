@@ -30,7 +30,7 @@ WHEEL = "tests/test_meson_python.py::test_the_wheel_and_the_sdist_of_the_how_to"
 # id -> (digest of its text, the test that builds or runs it)
 SNIPPETS: dict[str, tuple[str, str]] = {
     "consumer/wrap": ("09be913549f3", FRESH),
-    "consumer/meson.build": ("ed8dbf20bcf3", FRESH),
+    "consumer/meson.build": ("bbdb0ab0c3af", FRESH),
     "consumer/dot.dispatch.c": ("42406de69bb1", FRESH),
     "consumer/main.c": ("40072a55b075", FRESH),
     "consumer/run": ("faf2ab2173b6", FRESH),

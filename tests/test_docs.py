@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from ccopt_meson import emit_runtime, host, project
+from ccopt_meson import emit_runtime, host, project, tables
 
 from .conftest import IN_CI, ROOT, need
 from .snippets import blocks, digest, pages, snippet
@@ -49,7 +49,7 @@ SNIPPETS: dict[str, tuple[str, str]] = {
     "meson-python/dist": ("6c689f8aa451", WHEEL),
     "parent-options": ("654edc31b3eb", HERE + "test_parent_options_snippet_is_the_fixture_s_code"),
     "project-features/file": ("9d3f3cee7857", HERE + "test_project_features_snippets_load"),
-    "project-features/override": ("8bb237aecece", HERE + "test_project_features_snippets_load"),
+    "project-features/override": ("cc0bd3f9583b", HERE + "test_project_features_snippets_load"),
     "project-features/feature-set": ("171b02281eaf", "tests/test_feature_set.py::test_the_docs_snippet_loads"),
     "python-api": ("aedd7db8c841", HERE + "test_python_api_snippet_runs_top_to_bottom"),
     "runtime/program": ("6d542964cc62", HERE + "test_runtime_snippet_compiles_and_runs"),
@@ -227,7 +227,9 @@ def test_project_features_snippets_load(tmp_path: Path) -> None:
     loaded = project.load(tmp_path / "ccopt.json")
     assert loaded is not None
     (tmp_path / "override.json").write_text(snippet("project-features/override"))
-    assert project.load(tmp_path / "override.json") is not None
+    overridden = project.load(tmp_path / "override.json")
+    avx2 = tables.table_for("x86_64", "gcc", overridden).get("AVX2")
+    assert "FMA3" in avx2.implies and [7, 0, "ebx", 8] in avx2.runtime["cpuid"]  # BMI2's bit, as the page says
 
 
 def test_python_api_snippet_runs_top_to_bottom(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -46,7 +46,7 @@ class Limits(NamedTuple):
     compiler_wrapper: int = 1 << 20  # a #! script that runs a compiler is a few lines; a bigger text is hashed to here
     compiler_output: int = 1 << 20  # one compiler process's output kept; the rest is read (in chunks) and dropped
     cpuinfo: int = 1 << 20  # /proc/cpuinfo, of which only the first processor's block is used
-    command_line: int = 1 << 20  # the parent's /proc/PID/cmdline (and stat): a command line of a megabyte is not Meson's
+    command_line: int = 1 << 20  # the parent's /proc/PID/cmdline and stat: a megabyte is not Meson's
 
 
 LIMITS = Limits()

@@ -364,7 +364,8 @@ def _meson_run() -> list[str] | None:
     ppid = os.getppid()
     try:
         with open(f"/proc/{ppid}/stat", "rb") as fh:  # bytes: a text file would load the ascii codec module
-            start = fh.read(fsio.LIMITS.command_line).rsplit(b")", 1)[1].split()[19].decode("ascii", "replace")  # field 22, starttime
+            stat = fh.read(fsio.LIMITS.command_line)
+        start = stat.rsplit(b")", 1)[1].split()[19].decode("ascii", "replace")  # field 22, starttime
     except (OSError, IndexError):
         return None
     return [str(ppid), start]

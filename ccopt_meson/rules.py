@@ -20,11 +20,11 @@ import warnings
 
 from ._record import TYPE_CHECKING
 from .schema import schema_file
-from .tables import Feature, build_feature, compiler_spec, compilers_data, picks_cpu, raw_family
+from .tables import Feature, build_feature, compiler_spec, compilers_data, picks_cpu, raw_family, reference_compiler
 from .tokens import RESERVED, show
 
 if TYPE_CHECKING:
-    from typing import Any, Iterable, Mapping
+    from typing import Any, Callable, Iterable, Mapping
 
 __all__ = ["bad_name", "unsafe_pattern", "INHERITED_RUNTIME", "WIDENED", "runtime_gaps", "widen_runtime", "covers",
            "describe_gap", "MAX_PATTERN"]
@@ -116,11 +116,11 @@ def _class_end(text: str, i: int) -> int:
 # --------------------------------------------------------------------------- run-time tests against flags
 
 
-def covers(recipes: Iterable[Mapping[str, Any]], need: Mapping[str, Any]) -> bool:
-    """Do the run-time ``recipes`` together check everything the recipe ``need`` checks?"""
+def covers(have: Mapping[str, Any], need: Mapping[str, Any]) -> bool:
+    """Does the run-time recipe ``have`` (the union of a row's and its implications') check everything the
+    recipe ``need`` checks?"""
     if need.get("always"):
         return True
-    have = _union(recipes)
     for key in ("cpuid", "hwcap", "hwcap2"):
         if any(x not in have.get(key, []) for x in need.get(key, ())):
             return False
@@ -165,33 +165,57 @@ def _builtin(fam: str, machine: str, cid: str) -> tuple[Feature, ...]:
                  if f.flags and not f.disabled and f.runtime and not any(picks_cpu(x) for x in f.flags))
 
 
-def _closure(feats: Mapping[str, Feature], name: str) -> list[Feature]:
+def _compilers(fam: str, rows: Iterable[Mapping[str, Any]]) -> list[str]:
+    """The GNU-style compiler ids whose view of the rows can differ: the reference compiler's, and each one a
+    ``when`` names (any other id sees what the reference sees)."""
+    named = {ov["when"]["compiler"] for r in [*rows, *raw_family(fam)["features"]] for ov in r.get("overrides", ())
+             if "compiler" in ov["when"]}
+    ids = [reference_compiler(), *sorted(named - {reference_compiler()})]
+    return [cid for cid in ids if cid in compilers_data()["compilers"] and compiler_spec(cid).style == "gnu"]
+
+
+def _closure(raw: Mapping[str, Mapping[str, Any]], made: dict[str, Feature], name: str,
+             make: Callable[..., Feature]) -> list[Feature]:
+    """``name``'s feature first, then what it implies, transitively; each row resolved once (``made``)."""
     seen: dict[str, Feature] = {}
     todo = [name]
     while todo:
         n = todo.pop()
-        if n in feats and n not in seen:
-            seen[n] = feats[n]
-            todo.extend(feats[n].implies)
+        if n in raw and n not in seen:
+            if n not in made:
+                made[n] = make(raw=raw[n])
+            seen[n] = made[n]
+            todo.extend(made[n].implies)
     return list(seen.values())
 
 
-def runtime_gaps(fam: str, rows: tuple[Mapping[str, Any], ...], own_only: bool = False
-                 ) -> dict[str, dict[str, list[Feature]]]:
+def runtime_gaps(fam: str, rows: tuple[Mapping[str, Any], ...], own_only: bool = False,
+                 names: Iterable[str] | None = None) -> dict[str, dict[str, list[Feature]]]:
     """Row name -> machine -> the built-in features its flags enable that its run-time test (with its
-    implications') does not check, over every compiler; ``own_only``: the features its own flags enable."""
+    implications') does not check, over every GNU-style compiler; ``own_only``: the features its own flags
+    enable; ``names``: only these rows (default: all).  Only the rows a closure reaches are resolved."""
+    wanted = [r["name"] for r in rows] if names is None else list(names)
     out: dict[str, dict[str, list[Feature]]] = {}
+    if not wanted:
+        return out
+    raw = {r["name"]: r for r in rows}
     for machine in _machines(fam):
-        for cid in compilers_data()["compilers"]:
-            feats = _resolve(fam, rows, machine, cid)
-            for name, f in feats.items():
+        for cid in _compilers(fam, rows):
+            known = _builtin(fam, machine, cid)
+            if not known:  # a style the family does not support: nothing to read flags against
+                continue
+            spec = compiler_spec(cid)
+            made: dict[str, Feature] = {}
+            for name in wanted:
+                closure = _closure(raw, made, name, functools.partial(build_feature, family=fam, machine=machine,
+                                                                        spec=spec, family_reason=None))
+                f = closure[0]
                 if f.disabled or not f.runtime:
                     continue
-                closure = _closure(feats, name)
                 flags = set(f.flags) if own_only else {x for c in closure for x in c.flags}
-                tested = [c.runtime for c in closure]
-                for b in _builtin(fam, machine, cid):
-                    if set(b.flags) <= flags and not covers(tested, b.runtime):
+                have = _union(c.runtime for c in closure)
+                for b in known:
+                    if set(b.flags) <= flags and not covers(have, b.runtime):
                         found = out.setdefault(name, {}).setdefault(machine, [])
                         found += [] if b in found else [b]
     return out
@@ -200,8 +224,9 @@ def runtime_gaps(fam: str, rows: tuple[Mapping[str, Any], ...], own_only: bool =
 def widen_runtime(fam: str, rows: tuple[Mapping[str, Any], ...]) -> tuple[Mapping[str, Any], ...]:
     """The rows, each ``like`` row whose inherited run-time test misses what its flags enable given one that
     checks it too (LEVEL3 like AVX2 with ``-mfma``: AVX2's bit and FMA3's)."""
+    inherited = [r["name"] for r in rows if INHERITED_RUNTIME in r]
     for own_only in (True, False):  # first what a row's own flags enable, then what its closure's still miss
-        _widen(fam, rows, runtime_gaps(fam, rows, own_only))
+        _widen(fam, rows, runtime_gaps(fam, rows, own_only, inherited))
     return rows
 
 

@@ -172,3 +172,13 @@ def test_a_detection_uses_the_compilers_version(tmp_path: Path, fake: Any, versi
     assert doc["dispatch"]["args"].get("LEVEL3") == level3
     if level3 is None:
         assert doc["features"]["LEVEL3"]["reason"] == "gcc before 9 cannot build it"
+
+
+def test_the_docs_snippet_states_what_the_page_says(tmp_path: Path) -> None:
+    """docs/reference/features-file.md: 19.44 the row's own flags, 19.35 the first override's, 19.29 the second's."""
+    from .snippets import snippet
+
+    proj = _load(tmp_path, json.loads(snippet("features-file/version")))
+    flags = {v: tables.table_for("x86_64", "msvc", proj, v).get("X86_V2").flags for v in ("19.44", "19.35", "19.29")}
+    assert flags == {"19.44": ("/arch:SSE4.2", "/fp:contract", *HWY), "19.35": ("/fp:contract", *HWY),
+                     "19.29": tuple(HWY)}

@@ -182,3 +182,12 @@ def test_the_docs_snippet_states_what_the_page_says(tmp_path: Path) -> None:
     flags = {v: tables.table_for("x86_64", "msvc", proj, v).get("X86_V2").flags for v in ("19.44", "19.35", "19.29")}
     assert flags == {"19.44": ("/arch:SSE4.2", "/fp:contract", *HWY), "19.35": ("/fp:contract", *HWY),
                      "19.29": tuple(HWY)}
+
+
+@pytest.mark.parametrize("version", ["19.29.30133", "14.0.6", None])
+def test_a_range_is_only_its_compilers(version: str | None) -> None:
+    """numpy's ranges are MSVC's: clang-cl (Meson's id for clang's MSVC-style driver, versioned as clang) keeps its
+    own flags at any version, even one that reads like MSVC's (tests/test_clang_cl.py drives the real one)."""
+    proj = project.load(NUMPY25)
+    assert tables.table_for("x86_64", "clang-cl", proj, version).get("X86_V2") == \
+        tables.table_for("x86_64", "clang-cl", proj).get("X86_V2")

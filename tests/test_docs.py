@@ -51,7 +51,7 @@ SNIPPETS: dict[str, tuple[str, str]] = {
     "project-features/file": ("9d3f3cee7857", HERE + "test_project_features_snippets_load"),
     "project-features/override": ("cc0bd3f9583b", HERE + "test_project_features_snippets_load"),
     "project-features/feature-set": ("171b02281eaf", "tests/test_feature_set.py::test_the_docs_snippet_loads"),
-    "features-file/version": ("cfbac5fb66f7", "tests/test_versions.py::test_the_docs_snippet_states_what_the_page_says"),
+    "features-file/version": ("cfbac5fb66f7", "tests/test_versions.py::test_the_docs_snippet_says_what_the_page_says"),
     "python-api": ("aedd7db8c841", HERE + "test_python_api_snippet_runs_top_to_bottom"),
     "runtime/program": ("6d542964cc62", HERE + "test_runtime_snippet_compiles_and_runs"),
 }

@@ -174,7 +174,7 @@ def test_a_detection_uses_the_compilers_version(tmp_path: Path, fake: Any, versi
         assert doc["features"]["LEVEL3"]["reason"] == "gcc before 9 cannot build it"
 
 
-def test_the_docs_snippet_states_what_the_page_says(tmp_path: Path) -> None:
+def test_the_docs_snippet_says_what_the_page_says(tmp_path: Path) -> None:
     """docs/reference/features-file.md: 19.44 the row's own flags, 19.35 the first override's, 19.29 the second's."""
     from .snippets import snippet
 

@@ -191,3 +191,15 @@ def test_a_range_is_only_its_compilers(version: str | None) -> None:
     proj = project.load(NUMPY25)
     assert tables.table_for("x86_64", "clang-cl", proj, version).get("X86_V2") == \
         tables.table_for("x86_64", "clang-cl", proj).get("X86_V2")
+
+
+@pytest.mark.parametrize(("version", "implied", "args"), [
+    (None, ["LEVEL2", "LEVEL3"], ["-msse4.2", "-mpopcnt", "-mavx2", "-mavx512f"]),  # the recorded clang 14.0.6's
+    ("13.0.1", ["LEVEL2"], ["-msse4.2", "-mpopcnt", "-mavx512f"])])  # Meson's version of an older clang
+def test_a_clang_detection_follows_its_version(tmp_path: Path, fake: Any, version: str | None, implied: list[str],
+                                               args: list[str]) -> None:
+    proj = _load(tmp_path, _doc())
+    doc = detect(Request(command=("fakecc",), compiler_id="clang", dispatch="LEVEL4", compiler_version=version,
+                         project=proj), runner=fake(scenario="clang14-x86_64")).to_json()
+    assert doc["compiler"]["version"] == (version or "14.0.6")
+    assert doc["features"]["LEVEL4"]["implies"] == implied and doc["dispatch"]["args"]["LEVEL4"] == args

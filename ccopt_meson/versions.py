@@ -15,6 +15,7 @@ import operator
 import re
 
 from ._record import TYPE_CHECKING
+from .errors import TableError
 
 if TYPE_CHECKING:
     from typing import Callable, Iterable
@@ -46,9 +47,10 @@ def _comparisons(text: str) -> tuple[tuple[Callable[[Version, Version], bool], V
     out = []
     for part in text.split():
         number = part.lstrip("<>=!")
-        bound = parse_version(number)
-        assert bound is not None, text  # the schema's grammar holds a number after each operator
-        out.append((_OPS[part[:len(part) - len(number)]], bound))
+        bound, op = parse_version(number), _OPS.get(part[:len(part) - len(number)])
+        if bound is None or op is None:  # inputs are checked against the schema first; the built-in tables by tests
+            raise TableError(f"'{text[:40]}' is not a compiler version range (data/schema.json: version_range)")
+        out.append((op, bound))
     return tuple(out)
 
 

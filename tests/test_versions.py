@@ -203,3 +203,11 @@ def test_a_clang_detection_follows_its_version(tmp_path: Path, fake: Any, versio
                          project=proj), runner=fake(scenario="clang14-x86_64")).to_json()
     assert doc["compiler"]["version"] == (version or "14.0.6")
     assert doc["features"]["LEVEL4"]["implies"] == implied and doc["dispatch"]["args"]["LEVEL4"] == args
+
+
+def test_a_range_read_without_the_schema_is_still_refused() -> None:
+    """The built-in tables are loaded without the schema check (the tests run it): a bad range is a TableError."""
+    from ccopt_meson.errors import TableError
+
+    with pytest.raises(TableError, match="'>=x' is not a compiler version range"):
+        in_range((1,), ">=x")

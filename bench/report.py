@@ -25,7 +25,9 @@ GOALS = {
     "scale_reconfigure_simd2": "N=2: `meson setup --reconfigure` <= 1.3x Meson `unstable-simd`",
     "scale_setup_fork": "N=60: cold `meson setup` <= 0.25x numpy's Meson fork",
     "scale_vs_fork": "ahead of numpy's Meson fork on setup, reconfigure and regeneration at every N",
+    "trace_unset_cost": "`CCOPT_TRACE` unset costs nothing measurable per call: (a)/(b) <= 1.05x",
 }
+TRACE_LIMIT = 1.05  # (a) unset over (b) set: both take the same path after the first call; 5 % is this machine's noise
 # (goal, N, phase, the other variant, the highest ratio that meets it)
 SCALE_GOALS = (
     ("scale_regen_simd2", 2, "regen", "simd", 1.0), ("scale_regen_simd60", 60, "regen", "simd", 1.0),
@@ -89,6 +91,8 @@ def compute_ratios(b: Bench) -> tuple[dict[str, float], dict[str, list[float]]]:
                 pair(f"{kernel}_{name}_speedup", base["ns_per_call"]["runs"], t["ns_per_call"]["runs"])
     pair("dispatch_call_overhead_ns", runs_of(b, "call_ns_dispatched"), runs_of(b, "call_ns_direct"),
          lambda n, d: n - d)
+    pair("trace_unset_over_on", runs_of(b, "call_ns_trace_unset"), runs_of(b, "call_ns_trace_on"))
+    pair("trace_unset_over_picked", runs_of(b, "call_ns_trace_unset"), runs_of(b, "call_ns_picked"))
     pair("helper_configure_hit_over_python", runs_of(b, "helper_configure_hit"), runs_of(b, "python_S_pass"))
     pair("helper_targets_hit_over_python", runs_of(b, "helper_targets_hit"), runs_of(b, "python_S_pass"))
     pair("lean_detect_hit_over_python", runs_of(b, "lean_detect_hit"), runs_of(b, "lean_python_pass"))
@@ -128,6 +132,9 @@ def evaluate_targets(b: Bench, ratios: dict[str, float], ranges: dict[str, list[
                     unit=" s"))
     t.append(avx2_goal(ratios, ranges))
     t += scale_goals(b, ratios, ranges)
+    v = ratios.get("trace_unset_over_on")
+    t.append(target("trace_unset_cost", v, None if v is None else v <= TRACE_LIMIT, f"{v:.3f}x" if v else "",
+                    b.skipped.get("calls", "not measured"), "trace_unset_over_on", ".3f"))
     return t
 
 
@@ -273,6 +280,11 @@ def markdown(doc: dict[str, Any]) -> str:
         lines.append(f"| dot(n=8) through the dispatcher, ns per call | {cell('call_ns_dispatched')} | direct call of "
                      f"the picked version | {cell('call_ns_direct')} | "
                      f"{ratio('dispatch_call_overhead_ns', '+.2f', ' ns')} per call |")
+    for key, other, name in (("call_ns_trace_unset", "call_ns_trace_on", "trace_unset_over_on"),
+                             ("call_ns_trace_unset", "call_ns_picked", "trace_unset_over_picked")):
+        if key in figs and other in figs:
+            lines.append(f"| {figs[key]['label']}, ns per call | {cell(key)} | {figs[other]['label']} | "
+                         f"{cell(other)} | {ratio(name, '.3f', 'x')} |")
     lines += ["", "| Target | Measured | Result |", "| --- | --- | --- |"]
     for t in doc["targets"]:
         lines.append(f"| {t['goal']} | {t['measured']} | **{t['result']}** |")

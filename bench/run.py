@@ -25,12 +25,15 @@ ratios of medians are the headline, and absolute times are this machine's.
    the instruction set and not only the vector width changes), and the cost of a
    dispatched call against a direct one.
 
+6. The per-call cost of a dispatcher and of ``CCOPT_TRACE`` unset: a tiny kernel called many
+   millions of times through its dispatcher with ``CCOPT_TRACE`` unset and set, and directly.
+
 ``--quick`` skips the numpy part (it downloads numpy) for the smoke test.
 The modules import only the standard library at the top: the plot step runs
 ``python -m bench --plot`` again under whichever interpreter has matplotlib.
 
 What each part measures lives in its own module: ``detect`` (1-2), ``meson_overhead`` (3),
-``kernels`` (4), ``scale`` (5); ``timing`` holds the paired rounds, statistics and process
+``kernels`` (4), ``scale`` (5), ``call_cost`` (6); ``timing`` holds the paired rounds, statistics and process
 counting they share, ``report`` the ratios, targets, Markdown and chart, and ``projects``
 the staging of this checkout as a subproject.
 """
@@ -52,6 +55,7 @@ if __package__ in (None, ""):  # run as `python bench/run.py`
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench import numpy_fork
+from bench.call_cost import bench_call_cost
 from bench.cache_hit import bench_detect_hit, bench_helper_hits
 from bench.detect import DETECT_BASELINE, DETECT_DISPATCH, bench_detection
 from bench.kernels import bench_dispatch
@@ -64,7 +68,7 @@ from bench.timing import CC, DEFAULT_OUT, ROOT, Bench, BenchError, bench_env, fi
 # --------------------------------------------------------------------------- main
 
 
-PARTS = ("detect", "hits", "meson", "kernels", "scale")
+PARTS = ("detect", "hits", "meson", "kernels", "scale", "calls")
 FULL_SIZES = "2,60,200"  # 2: the small library (dot product and popcount), see bench.consumers
 
 
@@ -158,6 +162,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             bench_dispatch(b)
         if "scale" in ns.parts:
             bench_scale(b, ns.scale or sizes_list("2" if ns.quick else FULL_SIZES), fork_tree(b, ns, out))
+        if "calls" in ns.parts:
+            bench_call_cost(b)
     except BenchError as exc:
         print(f"bench: error: {exc}", file=sys.stderr)
         return 1

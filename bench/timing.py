@@ -78,7 +78,7 @@ class Bench:
         self.say(f"  {label}: {fmt_stat(self.figures[key])}")
         return stat
 
-    def rounds(self, actions: dict[str, tuple[str, Callable[[int], float]]]) -> dict[str, Stat]:
+    def rounds(self, actions: dict[str, tuple[str, Callable[[int], float]]], unit: str = "s") -> dict[str, Stat]:
         """1 warm-up round + ``reps`` rounds; a round runs each ``(label, action)`` once, in turn.
 
         ``action(i)`` returns the timed part of round ``i`` (0 = warm-up).  Interleaving keeps the
@@ -90,7 +90,7 @@ class Bench:
                 elapsed = action(i)
                 if i:
                     runs[key].append(elapsed)
-        return {key: self.figure(key, label, Stat(runs[key])) for key, (label, _) in actions.items()}
+        return {key: self.figure(key, label, Stat(runs[key]), unit) for key, (label, _) in actions.items()}
 
     def repeat(self, action: Callable[[int], float]) -> Stat:
         """1 warm-up + ``reps`` runs of ``action(i)``, which returns the timed part of run ``i`` (0 = warm-up)."""

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from bench import consumers
+from bench import call_cost, consumers
 from bench.report import avx2_goal, scale_goals
 from bench.timing import Bench
 
@@ -22,7 +22,7 @@ FIGURES = (
 )
 TARGETS = ["cold_detect", "regen_overhead", "setup_overhead", "avx2_speedup", "scale_regen_simd2", "scale_regen_simd60",
            "scale_regen_simd200", "scale_setup_simd2", "scale_setup_simd", "scale_reconfigure_simd2",
-           "scale_setup_fork", "scale_vs_fork"]
+           "scale_setup_fork", "scale_vs_fork", "trace_unset_cost"]
 SCALE_FIGURES = [f"scale2_{phase}_{v}" for phase in ("setup", "reconfigure", "regen", "noop")
                  for v in ("ccopt", "simd", "plain")]
 
@@ -112,6 +112,40 @@ def test_quick_benchmark_writes_its_record(tmp_path: Path) -> None:
     assert "| Measurement | ccopt-meson |" in md and "| Target | Measured | Result |" in md
     assert "| i8dot (int8 dot product into int32, compute-bound): " in md
     assert md in r.stdout
+
+
+@pytest.mark.slow
+def test_call_cost_part_times_the_dispatcher_with_and_without_trace(tmp_path: Path) -> None:
+    """``--parts calls``: the three variants, paired, their two ratios and the goal; the run with
+    CCOPT_TRACE=1 printed the line naming the picked version in a release build (NDEBUG), the others
+    nothing (behaviour, not timing)."""
+    need("gcc")
+    out = tmp_path / "out"
+    r = subprocess.run([sys.executable, "-m", "bench", "--reps", "2", "--quick", "--parts", "calls", "--out",
+                        str(out)], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, f"{r.stdout[-3000:]}\n{r.stderr[-3000:]}"
+    doc = json.loads((out / "results.json").read_text())
+    for key in ("call_ns_trace_unset", "call_ns_trace_on", "call_ns_picked"):
+        fig = doc["figures"][key]
+        assert fig["unit"] == "ns" and len(fig["runs"]) == 2 and 0 < fig["min"] <= fig["median"] <= fig["max"], key
+    for name in ("trace_unset_over_on", "trace_unset_over_picked"):
+        lo, hi = doc["ratio_ranges"][name]
+        assert lo <= doc["ratios"][name] <= hi and lo > 0, name
+    entry = doc["dispatch"]["call_cost"]
+    assert entry["calls"] == call_cost.QUICK_CALLS
+    assert entry["trace_line"] == f"ccopt: step: {entry['picked']} ({trace_reason(entry['picked'])})"
+    goal = next(t for t in doc["targets"] if t["key"] == "trace_unset_cost")
+    assert goal["result"] in ("PASS", "MISS") and goal["value"] == doc["ratios"]["trace_unset_over_on"]
+    md = (out / "results.md").read_text()
+    assert "| (a) step() through the dispatcher, CCOPT_TRACE unset, ns per call |" in md
+    assert "(c) the picked version through a pointer (the floor)" in md
+
+
+def trace_reason(target: str) -> str:
+    """What ccopt_cpu_trace says after a target's name: its members present, or the baseline's reason."""
+    if target == "BASELINE":
+        return "no compiled version above the baseline runs on this CPU"
+    return target.replace("__", " ") + " present"
 
 
 def test_scale_sources_cycle_through_numpys_lists() -> None:

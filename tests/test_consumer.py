@@ -114,9 +114,12 @@ def test_runs_and_per_target_checks(doc: Detection, tmp_path: Path, gcc: str) ->
         compile_and_run(tmp_path, gcc, main_c.replace("(pitch_dispatch, SSE41)", "(pitch_dispatch, AVX512F)"))
 
 
-def test_ccopt_trace_names_the_picked_version_once(doc: Detection, tmp_path: Path, gcc: str) -> None:
-    """CCOPT_TRACE=1: each dispatcher's first call prints which version it picked and why, once; unset, the
-    program prints nothing of ccopt's (the check is on the first call's path only)."""
+@pytest.mark.parametrize("flags", [(), ("-O2", "-DNDEBUG")], ids=["debug", "release"])
+def test_ccopt_trace_names_the_picked_version_once(doc: Detection, tmp_path: Path, gcc: str,
+                                                   flags: tuple[str, ...]) -> None:
+    """CCOPT_TRACE=1: each dispatcher's first call prints which version it picked and why, once, in a release
+    build (NDEBUG) too; unset, the program prints nothing of ccopt's (the check is on the first call's path
+    only)."""
     x86_host()
     (tmp_path / "ccopt_config.h").write_text(config_header(doc))
     (tmp_path / "ccopt_kernel.h").write_text(kernel_header(doc))
@@ -129,7 +132,7 @@ def test_ccopt_trace_names_the_picked_version_once(doc: Detection, tmp_path: Pat
         "CCOPT_DISPATCH_DEFINE(dot_dispatch, int, dot, (int x), (x))",
         "int main(void) { int i, s = 0; for (i = 0; i < 3; ++i) s += dot(i); printf(\"%d\\n\", s); return 0; }", ""])
     runs = {(feats, trace): compile_and_run(tmp_path, gcc, main_c, {"CCOPT_ENABLE_CPU_FEATURES": feats,
-                                                                     "CCOPT_TRACE": trace})
+                                                                     "CCOPT_TRACE": trace}, flags)
             for feats in ("SSE41", "BASELINE") for trace in ("1", "0")}
     assert all(r.returncode == 0 for r in runs.values())
     assert runs["SSE41", "1"].stderr == "ccopt: dot: SSE41 (SSE41 present)\n"

@@ -55,8 +55,8 @@ if __package__ in (None, ""):  # run as `python bench/run.py`
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench import numpy_fork
-from bench.call_cost import bench_call_cost
 from bench.cache_hit import bench_detect_hit, bench_helper_hits
+from bench.call_cost import bench_call_cost
 from bench.detect import DETECT_BASELINE, DETECT_DISPATCH, bench_detection
 from bench.kernels import bench_dispatch
 from bench.meson_overhead import bench_meson

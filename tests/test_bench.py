@@ -17,7 +17,8 @@ from bench.timing import Bench
 from .conftest import ROOT, need
 
 FIGURES = (
-    ["ccopt_cold", "ccopt_cold_native", "ccopt_warm", "python_pass", "call_ns_direct", "call_ns_dispatched"]
+    ["ccopt_cold", "ccopt_cold_native", "ccopt_warm", "python_pass", "call_ns_direct", "call_ns_dispatched",
+     "call_ns_trace_unset", "call_ns_trace_on", "call_ns_picked"]
     + [f"meson_{phase}_{p}" for phase in ("setup", "reconfigure", "regen") for p in ("ccopt", "plain", "simd")]
 )
 TARGETS = ["cold_detect", "regen_overhead", "setup_overhead", "avx2_speedup", "scale_regen_simd2", "scale_regen_simd60",
@@ -67,7 +68,7 @@ def test_quick_benchmark_writes_its_record(tmp_path: Path) -> None:
     assert [t["key"] for t in doc["targets"]] == TARGETS
     results = {t["key"]: t["result"] for t in doc["targets"]}
     measured = ("regen_overhead", "setup_overhead", "avx2_speedup", "scale_regen_simd2", "scale_setup_simd2",
-                "scale_reconfigure_simd2")
+                "scale_reconfigure_simd2", "trace_unset_cost")
     assert all(results[k] in ("PASS", "MISS") for k in measured)
     assert all(results[k] == "SKIP" for k in TARGETS if k not in measured)  # numpy, N=60 and 200, the fork
     for t in doc["targets"]:

@@ -1,32 +1,23 @@
-/* ns per call of step(): `call_cost dispatched CALLS` calls step() as a user does (its dispatcher: a load
- * and an indirect call), `call_cost direct CALLS` the version the dispatcher picks through a pointer held
- * by the caller (the floor: the indirect call alone).  Each call takes the last one's result, so the calls run one after another.
- * Prints one JSON object; the figure is the best of ROUNDS timings of CALLS calls, after a warm-up
- * call (the dispatcher's first call picks, and with CCOPT_TRACE=1 prints its line).  The time is the
- * thread's CPU time where POSIX has it: on a shared machine the wall clock also counts the time the
- * program waited for a core, which is not the call's. */
+/* ns per call of step(): `call_cost dispatched CALLS` calls step() as a user does (its dispatcher: a
+ * load and an indirect call), `call_cost direct CALLS` the version the dispatcher picks through a
+ * pointer the caller holds (the floor: the indirect call alone).  Each call takes the last one's
+ * result, so the calls run one after another.  Prints one JSON object; the figure is the best of
+ * ROUNDS timings of CALLS calls, after a warm-up call (the dispatcher's first call picks, and with
+ * CCOPT_TRACE=1 prints its line).  The time is the thread's CPU time: on a shared machine the wall
+ * clock also counts the time the program waited for a core, which is not the call's. */
 #define _POSIX_C_SOURCE 199309L
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#ifdef _WIN32
-#include <windows.h>
-#else
 #include <time.h>
-#endif
 
 #include "step.h"
 
 #define ROUNDS 5
 
+/* The thread's CPU time (POSIX; the benchmark runs where Meson and gcc do), else the monotonic clock. */
 static double now(void)
 {
-#ifdef _WIN32
-    LARGE_INTEGER t, hz;
-    QueryPerformanceCounter(&t);
-    QueryPerformanceFrequency(&hz);
-    return (double)t.QuadPart / (double)hz.QuadPart;
-#else
     struct timespec ts;
 #ifdef CLOCK_THREAD_CPUTIME_ID
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
@@ -34,7 +25,6 @@ static double now(void)
     clock_gettime(CLOCK_MONOTONIC, &ts);
 #endif
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-#endif
 }
 
 static volatile int sink;

@@ -58,8 +58,9 @@ def bench_call_cost(b: Bench, calls: int | None = None) -> None:
 
     b.rounds({key: (label, variant(key, trace, mode)) for key, label, trace, mode in VARIANTS}, unit="ns")
     stderr = seen["stderr"]
-    if stderr["call_ns_trace_unset"] or stderr["call_ns_picked"]:
-        raise BenchError(f"call_cost printed with {TRACE} unset: {stderr['call_ns_trace_unset']!r}")
+    printed = stderr["call_ns_trace_unset"] + stderr["call_ns_picked"]
+    if printed:
+        raise BenchError(f"call_cost printed with {TRACE} unset: {printed!r}")
     line = stderr["call_ns_trace_on"].strip()
     if not line.startswith(f"ccopt: step: {seen['picked']} ("):
         raise BenchError(f"call_cost with {TRACE}=1 printed {line!r}, not the line naming {seen['picked']}")

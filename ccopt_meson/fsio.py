@@ -47,6 +47,8 @@ class Limits(NamedTuple):
     compiler_output: int = 1 << 20  # one compiler process's output kept; the rest is read (in chunks) and dropped
     cpuinfo: int = 1 << 20  # /proc/cpuinfo, of which only the first processor's block is used
     command_line: int = 1 << 20  # the parent's /proc/PID/cmdline and stat: a megabyte is not Meson's
+    meson_intro: int = 256 << 20  # Meson's intro-targets.json: numpy's is about 2 MiB
+    object_file: int = 1 << 30  # one object file the ISA audit decodes: numpy's biggest is a few MiB
 
 
 LIMITS = Limits()

@@ -48,10 +48,12 @@ class Unit(NamedTuple):
 
 class Finding(NamedTuple):
     function: str
-    offset: int
+    offset: int  # of its first instruction outside the allowance
     instruction: str
-    needs: tuple[str, ...]  # the decoder's names outside the allowance
+    needs: tuple[str, ...]  # that instruction's decoder names outside the allowance
     feature: str  # the lowest ccopt feature that carries them, or 'unknown'
+    highest: str  # the same over every instruction of the function outside the allowance
+    beyond: tuple[str, ...]  # the function's decoder names outside the allowance
 
 
 class ObjectReport(NamedTuple):
@@ -78,9 +80,15 @@ def _family_audit(table: Table) -> Mapping[str, Any]:
 
 
 def _highest(table: Table, names: Iterable[str]) -> tuple[str, ...]:
-    """The names no other of ``names`` implies, lowest first."""
+    """The names no other of ``names`` implies, lowest first; of names that imply each other (aarch64's NEON
+    and ASIMD), the one of highest interest."""
     pool = set(names)
-    return tuple(table.sort(n for n in pool if not any(n in table.closure([m]) - {m} for m in pool)))
+
+    def above(m: str, n: str) -> bool:
+        up, down = n in table.closure([m]), m in table.closure([n])
+        return m != n and up and (not down or table.rank([m]) > table.rank([n]))
+
+    return tuple(table.sort(n for n in pool if not any(above(m, n) for m in pool)))
 
 
 def _checks(det: Detection, members: Sequence[str]) -> tuple[str, ...]:
@@ -184,7 +192,8 @@ def _audit_one(unit: Unit, allowed: Allowance) -> ObjectReport:
     ref = unit.det.table.reference()
     raw = fsio.read_bounded(unit.path, fsio.LIMITS.object_file, "object file")
     scanned = decode.scan(unit.path, raw, allowed.decoded)
-    findings = tuple(Finding(f.name, f.offset, f.instruction, f.needs, _feature_of(ref, f.needs))
+    findings = tuple(Finding(f.name, f.offset, f.instruction, f.needs, _feature_of(ref, f.needs),
+                             _feature_of(ref, sorted(f.used - allowed.decoded)), tuple(sorted(f.used - allowed.decoded)))
                      for f in scanned.functions if f.needs)
     used = {d for f in scanned.functions for d in f.used}
     rows = [n for n, feat in ref.features.items() if used & set(feat.audit)]
@@ -219,8 +228,8 @@ def format_text(reports: Sequence[ObjectReport]) -> str:
     lines = []
     for r in reports:
         for f in r.findings:
-            lines.append(f"{r.object}: {f.function}: '{f.instruction}' at 0x{f.offset:x} needs {f.feature} "
-                         f"({' '.join(f.needs)}); the object may use {_may_use(r.allowance)}")
+            lines.append(f"{r.object}: {f.function}: needs {f.highest} ({' '.join(f.beyond)}), first at 0x{f.offset:x}: "
+                         f"'{f.instruction}' ({f.feature}); the object may use {_may_use(r.allowance)}")
     for r in reports:
         state = f"{len(r.findings)} offending function{'s' if len(r.findings) != 1 else ''}" if r.findings else "ok"
         lines.append(f"summary: {r.object}: {state}; highest feature used {r.highest or 'none'}; "
@@ -234,6 +243,7 @@ def to_json(reports: Sequence[ObjectReport]) -> dict[str, Any]:
     return {"objects": [{"object": r.object, "target": r.allowance.target, "may_use": list(r.allowance.names),
                          "highest": r.highest, "functions": r.functions,
                          "findings": [{"function": f.function, "offset": f.offset, "instruction": f.instruction,
-                                       "needs": list(f.needs), "feature": f.feature} for f in r.findings]}
+                                       "needs": list(f.needs), "feature": f.feature, "highest": f.highest,
+                                       "beyond": list(f.beyond)} for f in r.findings]}
                         for r in reports],
             "findings": sum(len(r.findings) for r in reports)}

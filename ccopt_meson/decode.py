@@ -118,14 +118,14 @@ def _iced_text(ins: Any) -> str:
 
 def _capstone(bitness: int) -> Callable[[bytes, int], Iterator[tuple[int, tuple[str, ...], Any]]]:
     cs = _module(audit_data()["decoders"]["capstone"])
-    md = cs.Cs(cs.CS_ARCH_ARM64, cs.CS_MODE_ARM)
+    md = cs.Cs(cs.CS_ARCH_AARCH64, cs.CS_MODE_ARM)  # capstone 6: LLVM's predicates (HasCRC, HasSVE, ...) as groups
     md.detail = True
     md.skipdata = True  # a literal pool or padding between functions is data, not an error
 
     def run(code: bytes, ip: int) -> Iterator[tuple[int, tuple[str, ...], Any]]:
         for ins in md.disasm(code, ip):
             groups = ins.groups if ins.id else ()
-            yield ins.address, tuple(ins.group_name(g).upper() for g in groups), ins
+            yield ins.address, tuple(ins.group_name(g) for g in groups), ins
 
     return run
 

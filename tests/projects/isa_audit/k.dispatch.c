@@ -1,6 +1,9 @@
 /* k.dispatch.c: compiled once per target.  Each path is chosen by what the compiler was told the CPU has,
  * which is what a version's flags must never overstate. */
 #include <stddef.h>
+#if defined(__ARM_FEATURE_SVE)
+#include <arm_sve.h>
+#endif
 
 int CCOPT_FN(twice_sum)(const int *v, size_t n)
 {

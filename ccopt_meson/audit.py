@@ -191,7 +191,7 @@ def _audit_one(unit: Unit, allowed: Allowance) -> ObjectReport:
     assert unit.det.table is not None
     ref = unit.det.table.reference()
     raw = fsio.read_bounded(unit.path, fsio.LIMITS.object_file, "object file")
-    scanned = decode.scan(unit.path, raw, allowed.decoded)
+    scanned = decode.scan(unit.path, raw, allowed.decoded, frozenset(_family_audit(ref).get("compatible", ())))
     findings = tuple(Finding(f.name, f.offset, f.instruction, f.needs, _feature_of(ref, f.needs),
                              _feature_of(ref, sorted(f.used - allowed.decoded)), tuple(sorted(f.used - allowed.decoded)))
                      for f in scanned.functions if f.needs)

@@ -95,13 +95,17 @@ def _code_ranges(elf: Any) -> Iterator[tuple[str, bytes, int]]:
             yield f"<{sec.name}>", sec.data(), 0 if relocatable else sec["sh_addr"]
 
 
-def _iced(bitness: int) -> Callable[[bytes, int], Iterator[tuple[int, tuple[str, ...], Any]]]:
+def _iced(bitness: int, compatible: frozenset[str]) -> Callable[[bytes, int], Iterator[tuple[int, tuple[str, ...], Any]]]:
     iced = _module(audit_data()["decoders"]["iced-x86"])
     names = {v: k for k, v in vars(iced.CpuidFeature).items() if k.isupper()}
+    plain = {getattr(iced.Mnemonic, m) for m in compatible if hasattr(iced.Mnemonic, m)}
     memo: dict[tuple[int, ...], tuple[str, ...]] = {}
 
     def run(code: bytes, ip: int) -> Iterator[tuple[int, tuple[str, ...], Any]]:
         for ins in iced.Decoder(bitness, code, ip=ip):
+            if ins.mnemonic in plain:
+                yield ins.ip, (), ins
+                continue
             ids = tuple(ins.cpuid_features())
             found = memo.get(ids)
             if found is None:
@@ -116,7 +120,7 @@ def _iced_text(ins: Any) -> str:
     return str(iced.Formatter(iced.FormatterSyntax.GAS).format(ins))
 
 
-def _capstone(bitness: int) -> Callable[[bytes, int], Iterator[tuple[int, tuple[str, ...], Any]]]:
+def _capstone(bitness: int, compatible: frozenset[str]) -> Callable[[bytes, int], Iterator[tuple[int, tuple[str, ...], Any]]]:
     cs = _module(audit_data()["decoders"]["capstone"])
     md = cs.Cs(cs.CS_ARCH_AARCH64, cs.CS_MODE_ARM)  # capstone 6: LLVM's predicates (HasCRC, HasSVE, ...) as groups
     md.detail = True
@@ -124,7 +128,7 @@ def _capstone(bitness: int) -> Callable[[bytes, int], Iterator[tuple[int, tuple[
 
     def run(code: bytes, ip: int) -> Iterator[tuple[int, tuple[str, ...], Any]]:
         for ins in md.disasm(code, ip):
-            groups = ins.groups if ins.id else ()
+            groups = ins.groups if ins.id and ins.mnemonic.upper() not in compatible else ()
             yield ins.address, tuple(ins.group_name(g) for g in groups), ins
 
     return run
@@ -134,7 +138,7 @@ def _capstone_text(ins: Any) -> str:
     return f"{ins.mnemonic} {ins.op_str}".strip()
 
 
-_DECODERS: Mapping[str, tuple[Callable[[int], Any], Callable[[Any], str]]] = {
+_DECODERS: Mapping[str, tuple[Callable[[int, frozenset[str]], Any], Callable[[Any], str]]] = {
     "iced-x86": (_iced, _iced_text),
     "capstone": (_capstone, _capstone_text),
 }
@@ -153,9 +157,11 @@ def _function(name: str, code: bytes, ip: int, decode: Any, text: Callable[[Any]
     return FunctionScan(name, frozenset(used), *first)
 
 
-def scan(path: str | os.PathLike[str], raw: bytes, allowed: frozenset[str]) -> ObjectScan:
+def scan(path: str | os.PathLike[str], raw: bytes, allowed: frozenset[str],
+         compatible: frozenset[str] = frozenset()) -> ObjectScan:
     """Every function of the ELF file ``raw`` (read from ``path``) decoded: the names each uses, and its first
-    instruction that needs a name outside ``allowed``."""
+    instruction that needs a name outside ``allowed``.  ``compatible``: mnemonics (upper case) that need nothing,
+    as every CPU runs them (TZCNT is BSF on a CPU without BMI1)."""
     elf_mod = _module(audit_data()["elf"])
     elffile = importlib.import_module(f"{elf_mod.__name__}.elf.elffile")
     try:
@@ -165,6 +171,6 @@ def scan(path: str | os.PathLike[str], raw: bytes, allowed: frozenset[str]) -> O
                          "(Linux and BSD builds)") from exc
     decoder, mode = _decoder_for(str(elf["e_machine"]))
     make, text = _DECODERS[decoder]
-    decode = make(mode)
+    decode = make(mode, compatible)
     return ObjectScan(decoder, tuple(_function(name, code, ip, decode, text, allowed)
                                      for name, code, ip in _code_ranges(elf)))

@@ -192,12 +192,16 @@ def _audit_one(unit: Unit, allowed: Allowance) -> ObjectReport:
     ref = unit.det.table.reference()
     raw = fsio.read_bounded(unit.path, fsio.LIMITS.object_file, "object file")
     scanned = decode.scan(unit.path, raw, allowed.decoded, frozenset(_family_audit(ref).get("compatible", ())))
-    findings = tuple(Finding(f.name, f.offset, f.instruction, f.needs, _feature_of(ref, f.needs),
-                             _feature_of(ref, sorted(f.used - allowed.decoded)), tuple(sorted(f.used - allowed.decoded)))
-                     for f in scanned.functions if f.needs)
+    findings = []
+    for f in scanned.functions:
+        if f.needs:
+            beyond = tuple(sorted(f.used - allowed.decoded))
+            findings.append(Finding(f.name, f.offset, f.instruction, f.needs, _feature_of(ref, f.needs),
+                                    _feature_of(ref, beyond), beyond))
     used = {d for f in scanned.functions for d in f.used}
     rows = [n for n, feat in ref.features.items() if used & set(feat.audit)]
-    return ObjectReport(unit.shown, allowed, rows and ref.sort(rows)[-1] or "", findings, len(scanned.functions))
+    return ObjectReport(unit.shown, allowed, rows and ref.sort(rows)[-1] or "", tuple(findings),
+                        len(scanned.functions))
 
 
 def audit_build(build_dir: str | os.PathLike[str]) -> list[ObjectReport]:
@@ -228,8 +232,9 @@ def format_text(reports: Sequence[ObjectReport]) -> str:
     lines = []
     for r in reports:
         for f in r.findings:
-            lines.append(f"{r.object}: {f.function}: needs {f.highest} ({' '.join(f.beyond)}), first at 0x{f.offset:x}: "
-                         f"'{f.instruction}' ({f.feature}); the object may use {_may_use(r.allowance)}")
+            lines.append(f"{r.object}: {f.function}: needs {f.highest} ({' '.join(f.beyond)}), "
+                         f"first at 0x{f.offset:x}: '{f.instruction}' ({f.feature}); "
+                         f"the object may use {_may_use(r.allowance)}")
     for r in reports:
         state = f"{len(r.findings)} offending function{'s' if len(r.findings) != 1 else ''}" if r.findings else "ok"
         lines.append(f"summary: {r.object}: {state}; highest feature used {r.highest or 'none'}; "

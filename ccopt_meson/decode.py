@@ -21,6 +21,9 @@ from .tables import data_file
 if TYPE_CHECKING:
     from typing import Any, Callable, Iterator, Mapping
 
+    # code and its first address -> (address, the decoder's names, the instruction) per instruction
+    Decode = Callable[[bytes, int], Iterator[tuple[int, tuple[str, ...], Any]]]
+
 __all__ = ["FunctionScan", "ObjectScan", "scan", "audit_data", "requirements"]
 
 _SHF_EXECINSTR = 0x4
@@ -95,7 +98,7 @@ def _code_ranges(elf: Any) -> Iterator[tuple[str, bytes, int]]:
             yield f"<{sec.name}>", sec.data(), 0 if relocatable else sec["sh_addr"]
 
 
-def _iced(bitness: int, compatible: frozenset[str]) -> Callable[[bytes, int], Iterator[tuple[int, tuple[str, ...], Any]]]:
+def _iced(bitness: int, compatible: frozenset[str]) -> Decode:
     iced = _module(audit_data()["decoders"]["iced-x86"])
     names = {v: k for k, v in vars(iced.CpuidFeature).items() if k.isupper()}
     plain = {getattr(iced.Mnemonic, m) for m in compatible if hasattr(iced.Mnemonic, m)}
@@ -120,7 +123,7 @@ def _iced_text(ins: Any) -> str:
     return str(iced.Formatter(iced.FormatterSyntax.GAS).format(ins))
 
 
-def _capstone(bitness: int, compatible: frozenset[str]) -> Callable[[bytes, int], Iterator[tuple[int, tuple[str, ...], Any]]]:
+def _capstone(bitness: int, compatible: frozenset[str]) -> Decode:
     cs = _module(audit_data()["decoders"]["capstone"])
     md = cs.Cs(cs.CS_ARCH_AARCH64, cs.CS_MODE_ARM)  # capstone 6: LLVM's predicates (HasCRC, HasSVE, ...) as groups
     md.detail = True
@@ -138,7 +141,7 @@ def _capstone_text(ins: Any) -> str:
     return f"{ins.mnemonic} {ins.op_str}".strip()
 
 
-_DECODERS: Mapping[str, tuple[Callable[[int, frozenset[str]], Any], Callable[[Any], str]]] = {
+_DECODERS: Mapping[str, tuple[Callable[[int, frozenset[str]], Decode], Callable[[Any], str]]] = {
     "iced-x86": (_iced, _iced_text),
     "capstone": (_capstone, _capstone_text),
 }

@@ -20,12 +20,13 @@ from .errors import AuditUnavailable, InputError
 from .tables import macro_style, raw_family
 
 if TYPE_CHECKING:
-    from typing import Any, Iterable, Mapping, Sequence
+    from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
     from .records import Detection
     from .tables import Table
 
-__all__ = ["Allowance", "Finding", "ObjectReport", "allowance", "audit_build", "objects_of", "format_text", "to_json"]
+__all__ = ["Allowance", "Finding", "ObjectReport", "allowance", "audit_build", "objects_of", "linked_of", "format_text",
+           "to_json"]
 
 _OBJECT_SUFFIXES = (".o", ".obj")
 _AUDITED_TYPES = ("executable", "static library", "shared library", "shared module")
@@ -54,6 +55,7 @@ class Finding(NamedTuple):
     feature: str  # the lowest ccopt feature that carries them, or 'unknown'
     highest: str  # the same over every instruction of the function outside the allowance
     beyond: tuple[str, ...]  # the function's decoder names outside the allowance
+    allowance: Allowance  # what the function may use (its object's; in a linked file, by its name)
 
 
 class ObjectReport(NamedTuple):
@@ -167,56 +169,95 @@ def _objects(folder: str) -> list[str]:
     return out
 
 
-def objects_of(build_dir: str) -> list[Unit]:
-    """Every object of the build's targets, with the detection of its language and its version."""
+def _targets(build_dir: str) -> Iterator[tuple[Mapping[str, Any], Detection, str]]:
+    """Each target Meson builds with the detection of its language and the version it compiles (or BASELINE)."""
     dets = _detections(build_dir)
-    units: list[Unit] = []
     for t in _meson_targets(build_dir):
         if t["type"] not in _AUDITED_TYPES or not t["filename"]:
             continue
         sources = [s for s in t["target_sources"] if "language" in s]
         lang = next((s["language"] for s in sources), "c")
         det = dets.get(lang) or dets.get("c") or next(iter(dets.values()))
-        params = [p for s in sources for p in s.get("parameters", ())]
-        target = _version(params, det)
-        for path in _objects(t["filename"][0] + ".p"):  # Meson's private directory of the target
-            units.append(Unit(path, os.path.relpath(path, build_dir), det, target))
-    return units
+        yield t, det, _version([p for s in sources for p in s.get("parameters", ())], det)
+
+
+def objects_of(build_dir: str) -> list[Unit]:
+    """Every object of the build's targets, with the detection of its language and its version."""
+    return [Unit(path, os.path.relpath(path, build_dir), det, target) for t, det, target in _targets(build_dir)
+            for path in _objects(t["filename"][0] + ".p")]  # Meson's private directory of the target
+
+
+def linked_of(build_dir: str) -> list[Unit]:
+    """The executables and shared libraries the build linked (a static library's objects are its objects)."""
+    return [Unit(t["filename"][0], os.path.relpath(t["filename"][0], build_dir), det, "BASELINE")
+            for t, det, _ in _targets(build_dir) if t["type"] != "static library" and os.path.isfile(t["filename"][0])]
 
 
 # --------------------------------------------------------------------------- the audit
 
 
-def _audit_one(unit: Unit, allowed: Allowance) -> ObjectReport:
+def _audit_one(unit: Unit, allowed_of: Callable[[str, bool], Allowance | None],
+               base: Allowance) -> tuple[ObjectReport, decode.ObjectScan]:
+    """One ELF file, each function against ``allowed_of(name, local)`` (None: not one of the project's)."""
     assert unit.det.table is not None
     ref = unit.det.table.reference()
     raw = fsio.read_bounded(unit.path, fsio.LIMITS.object_file, "object file")
-    scanned = decode.scan(unit.path, raw, allowed.decoded, frozenset(_family_audit(ref).get("compatible", ())))
+
+    def decoded(name: str, local: bool) -> frozenset[str] | None:
+        found = allowed_of(name, local)
+        return None if found is None else found.decoded
+
+    scanned = decode.scan(unit.path, raw, decoded, frozenset(_family_audit(ref).get("compatible", ())))
     findings = []
     for f in scanned.functions:
-        if f.needs:
-            beyond = tuple(sorted(f.used - allowed.decoded))
+        may = allowed_of(f.name, f.local)
+        if f.needs and may is not None:
+            beyond = tuple(sorted(f.used - may.decoded))
             findings.append(Finding(f.name, f.offset, f.instruction, f.needs, _feature_of(ref, f.needs),
-                                    _feature_of(ref, beyond), beyond))
+                                    _feature_of(ref, beyond), beyond, may))
     used = {d for f in scanned.functions for d in f.used}
     rows = [n for n, feat in ref.features.items() if used & set(feat.audit)]
-    return ObjectReport(unit.shown, allowed, rows and ref.sort(rows)[-1] or "", tuple(findings),
-                        len(scanned.functions))
+    report = ObjectReport(unit.shown, base, rows and ref.sort(rows)[-1] or "", tuple(findings), len(scanned.functions))
+    return report, scanned
 
 
-def audit_build(build_dir: str | os.PathLike[str]) -> list[ObjectReport]:
-    """Every object of a configured and built Meson build directory, audited."""
+def _linked_rule(defined: Mapping[tuple[str, bool], list[Allowance]]) -> Callable[[str, bool], Allowance | None]:
+    """What a function of a linked file may use, by the objects that define its name: a global one, what every
+    caller may (the least of them: a name a baseline object defines is baseline code, whichever copy the linker
+    kept); a static one, the most of them (a name several files use for their own functions); a name no object
+    of the project defines (the C library's, the compiler's) is not read."""
+
+    def rule(name: str, local: bool) -> Allowance | None:
+        found = defined.get((name, local))
+        if not found:
+            return None
+        return (max if local else min)(found, key=lambda a: len(a.decoded))
+
+    return rule
+
+
+def audit_build(build_dir: str | os.PathLike[str], linked: bool = False) -> list[ObjectReport]:
+    """Every object of a configured and built Meson build directory, audited; with ``linked``, its executables
+    and shared libraries too, function by function."""
     folder = os.fspath(build_dir)
     units = objects_of(folder)
     if not units:
         raise InputError(f"no object files under '{fsio.show_path(folder)}'; build it first (ninja -C {folder})")
     memo: dict[tuple[int, str], Allowance] = {}
     reports = []
+    defined: dict[tuple[str, bool], list[Allowance]] = {}
     for u in units:
         key = (id(u.det), u.target)
         if key not in memo:
             memo[key] = allowance(u.det, u.target)
-        reports.append(_audit_one(u, memo[key]))
+        a = memo[key]
+        report, scanned = _audit_one(u, lambda name, local: a, a)  # noqa: B023 (used before the next turn)
+        reports.append(report)
+        for f in scanned.functions:
+            defined.setdefault((f.name, f.local), []).append(a)
+    for u in linked_of(folder) if linked else ():
+        base = memo.get((id(u.det), "BASELINE")) or allowance(u.det, "BASELINE")
+        reports.append(_audit_one(u, _linked_rule(defined), base)[0])
     return reports
 
 
@@ -234,7 +275,7 @@ def format_text(reports: Sequence[ObjectReport]) -> str:
         for f in r.findings:
             lines.append(f"{r.object}: {f.function}: needs {f.highest} ({' '.join(f.beyond)}), "
                          f"first at 0x{f.offset:x}: '{f.instruction}' ({f.feature}); "
-                         f"the object may use {_may_use(r.allowance)}")
+                         f"{'it' if f.allowance != r.allowance else 'the object'} may use {_may_use(f.allowance)}")
     for r in reports:
         state = f"{len(r.findings)} offending function{'s' if len(r.findings) != 1 else ''}" if r.findings else "ok"
         lines.append(f"summary: {r.object}: {state}; highest feature used {r.highest or 'none'}; "
@@ -249,6 +290,6 @@ def to_json(reports: Sequence[ObjectReport]) -> dict[str, Any]:
                          "highest": r.highest, "functions": r.functions,
                          "findings": [{"function": f.function, "offset": f.offset, "instruction": f.instruction,
                                        "needs": list(f.needs), "feature": f.feature, "highest": f.highest,
-                                       "beyond": list(f.beyond)} for f in r.findings]}
+                                       "beyond": list(f.beyond), "may_use": f.allowance.target} for f in r.findings]}
                         for r in reports],
             "findings": sum(len(r.findings) for r in reports)}

@@ -344,7 +344,7 @@ def cmd_audit(ns: argparse.Namespace) -> int:
     from .errors import AuditUnavailable
 
     try:
-        reports = audit.audit_build(_build_dir(ns.builddir))
+        reports = audit.audit_build(_build_dir(ns.builddir), ns.linked)
     except AuditUnavailable as exc:
         if not ns.meson_test:
             raise
@@ -409,6 +409,8 @@ def _report_parser(p: _Adder) -> None:
 def _audit_parser(p: _Adder) -> None:
     p.add_argument("builddir", help="a configured and built Meson build directory")
     p.add_argument("--json", action="store_true", help="print the findings and the per-object summary as JSON")
+    p.add_argument("--linked", action="store_true", help="also the executables and shared libraries, function by "
+                   "function (which copy of an inline function or template the linker kept)")
     p.add_argument("--meson-test", action="store_true",
                    help=f"exit {MESON_SKIP} (Meson's SKIP) when the decoder is not installed, instead of failing")
 

@@ -34,6 +34,7 @@ class FunctionScan(NamedTuple):
     """One function (or a code section without function symbols) as the decoder saw it."""
 
     name: str
+    local: bool  # a static function (or a section): its name says nothing outside its file
     used: frozenset[str]  # the decoder's names over all its instructions
     offset: int  # of the first instruction using a name outside the allowed ones (-1: none)
     instruction: str  # that instruction, in the decoder's syntax
@@ -74,9 +75,9 @@ def _decoder_for(machine: str) -> tuple[str, int]:
                            "only x86, x86_64 and aarch64 objects are audited")
 
 
-def _code_ranges(elf: Any) -> Iterator[tuple[str, bytes, int]]:
-    """(function name, code, address of its first byte) for each sized function symbol in an executable
-    section; a code section with no such symbol is one range named after the section (``<.text.x>``)."""
+def _code_ranges(elf: Any) -> Iterator[tuple[str, bool, bytes, int]]:
+    """(function name, whether it is local, code, address of its first byte) for each sized function symbol in an
+    executable section; a code section with no such symbol is one range named after the section (``<.text.x>``)."""
     sections = {i: s for i, s in enumerate(elf.iter_sections()) if s["sh_flags"] & _SHF_EXECINSTR
                 and s["sh_type"] != "SHT_NOBITS"}
     covered: set[int] = set()
@@ -92,10 +93,11 @@ def _code_ranges(elf: Any) -> Iterator[tuple[str, bytes, int]]:
         sec = sections[index]
         start = sym["st_value"] if relocatable else sym["st_value"] - sec["sh_addr"]
         covered.add(index)
-        yield sym.name or f"<{sec.name}+0x{start:x}>", sec.data()[start:start + size], sym["st_value"]
+        local = sym["st_info"]["bind"] == "STB_LOCAL"
+        yield sym.name or f"<{sec.name}+0x{start:x}>", local, sec.data()[start:start + size], sym["st_value"]
     for index, sec in sections.items():
         if index not in covered and sec["sh_size"]:
-            yield f"<{sec.name}>", sec.data(), 0 if relocatable else sec["sh_addr"]
+            yield f"<{sec.name}>", True, sec.data(), 0 if relocatable else sec["sh_addr"]
 
 
 def _iced(bitness: int, compatible: frozenset[str]) -> Decode:
@@ -147,7 +149,7 @@ _DECODERS: Mapping[str, tuple[Callable[[int, frozenset[str]], Decode], Callable[
 }
 
 
-def _function(name: str, code: bytes, ip: int, decode: Any, text: Callable[[Any], str],
+def _function(name: str, local: bool, code: bytes, ip: int, decode: Any, text: Callable[[Any], str],
               allowed: frozenset[str]) -> FunctionScan:
     used: set[str] = set()
     first: tuple[int, str, tuple[str, ...]] | None = None
@@ -156,15 +158,16 @@ def _function(name: str, code: bytes, ip: int, decode: Any, text: Callable[[Any]
         if first is None and not allowed.issuperset(names):
             first = (at, text(ins), tuple(n for n in names if n not in allowed))
     if first is None:
-        return FunctionScan(name, frozenset(used), -1, "", ())
-    return FunctionScan(name, frozenset(used), *first)
+        return FunctionScan(name, local, frozenset(used), -1, "", ())
+    return FunctionScan(name, local, frozenset(used), *first)
 
 
-def scan(path: str | os.PathLike[str], raw: bytes, allowed: frozenset[str],
+def scan(path: str | os.PathLike[str], raw: bytes, allowed: Callable[[str, bool], frozenset[str] | None],
          compatible: frozenset[str] = frozenset()) -> ObjectScan:
     """Every function of the ELF file ``raw`` (read from ``path``) decoded: the names each uses, and its first
-    instruction that needs a name outside ``allowed``.  ``compatible``: mnemonics (upper case) that need nothing,
-    as every CPU runs them (TZCNT is BSF on a CPU without BMI1)."""
+    instruction that needs a name outside ``allowed(name, local)`` (None: the function is not read).
+    ``compatible``: mnemonics (upper case) that need nothing, as every CPU runs them (TZCNT is BSF on a CPU
+    without BMI1)."""
     elf_mod = _module(audit_data()["elf"])
     elffile = importlib.import_module(f"{elf_mod.__name__}.elf.elffile")
     try:
@@ -175,5 +178,9 @@ def scan(path: str | os.PathLike[str], raw: bytes, allowed: frozenset[str],
     decoder, mode = _decoder_for(str(elf["e_machine"]))
     make, text = _DECODERS[decoder]
     decode = make(mode, compatible)
-    return ObjectScan(decoder, tuple(_function(name, code, ip, decode, text, allowed)
-                                     for name, code, ip in _code_ranges(elf)))
+    out = []
+    for name, local, code, ip in _code_ranges(elf):
+        may = allowed(name, local)
+        if may is not None:
+            out.append(_function(name, local, code, ip, decode, text, may))
+    return ObjectScan(decoder, tuple(out))

@@ -26,9 +26,9 @@ IS_X86_64 = platform.machine().lower() in ("x86_64", "amd64")
 INSTALL = "the package's 'audit' extra"
 
 
-def audit_json(build: Path) -> tuple[int, dict[str, Any]]:
-    r = subprocess.run([sys.executable, "-m", "ccopt_meson", "audit", "--json", str(build)], capture_output=True,
-                       text=True, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+def audit_json(build: Path, *options: str) -> tuple[int, dict[str, Any]]:
+    r = subprocess.run([sys.executable, "-m", "ccopt_meson", "audit", "--json", *options, str(build)],
+                       capture_output=True, text=True, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
     assert r.returncode in (0, 1), r.stderr
     return r.returncode, json.loads(r.stdout)
 
@@ -134,7 +134,7 @@ def test_decoding_names_the_function_and_its_first_offending_instruction(tmp_pat
                   "void hi(int *p) { _mm256_storeu_si256((__m256i *)p, _mm256_abs_epi32(_mm256_loadu_si256("
                   "(const __m256i *)p))); }\n", "-mavx2")
     base = {"INTEL386", "X64", "SSE", "SSE2", "MULTIBYTENOP", "CET_IBT"}
-    scan = decode.scan(tmp_path / "f.o", raw, frozenset(base), frozenset({"TZCNT"}))
+    scan = decode.scan(tmp_path / "f.o", raw, lambda name, local: frozenset(base), frozenset({"TZCNT"}))
     by_name = {f.name: f for f in scan.functions}
     assert scan.decoder == "iced-x86" and by_name["lo"].needs == ()  # TZCNT: BSF on a CPU without BMI1
     assert by_name["hi"].needs and "AVX2" in by_name["hi"].used and by_name["hi"].instruction.startswith("v")
@@ -231,3 +231,41 @@ def test_the_readme_example_and_the_fixture_projects_audit_clean(tmp_path: Path,
     b.ninja()
     code, doc = audit_json(b.dir)
     assert code == 0, highest_findings(doc)
+
+
+LEAK = {
+    "sum.h": "__attribute__((noinline)) inline int sum_squares(const int *v, int n)\n"
+             "{ int s = 0; for (int i = 0; i < n; i++) s += v[i] * v[i]; return s; }\n",
+    "k.dispatch.cpp": "#include \"sum.h\"\nextern \"C\" int CCOPT_FN(twice)(const int *v, int n) "
+                      "{ return 2 * sum_squares(v, n); }\n",
+    "util.cpp": "#include \"sum.h\"\nint util_sum(const int *v, int n) { return sum_squares(v, n); }\n",
+    "main.cpp": "#include \"k.dispatch.h\"\nint util_sum(const int *v, int n);\nextern \"C\" {\n"
+                "CCOPT_DISPATCH_DECLARE(k_dispatch, int, twice, (const int *v, int n))\n"
+                "CCOPT_DISPATCH_DEFINE(k_dispatch, int, twice, (const int *v, int n), (v, n))\n}\n"
+                "int main() { int v[64] = {1}; return twice(v, 64) == 2 * util_sum(v, 64) ? 0 : 1; }\n",
+    # the libraries highest first (ccopt's lines come lowest first): the AVX2 object is the first to define
+    # sum_squares, so the linker keeps its copy, and util_sum, baseline code, calls it
+    "meson.build": "project('leak', 'cpp', default_options: ['buildtype=release', 'ccopt-meson:languages=cpp'])\n"
+                   "ccopt = subproject('ccopt-meson')\nccopt_dep = dependency('ccopt')\n"
+                   "r = run_command(ccopt.get_variable('targets_cpp'), 'k.dispatch.cpp: $maxopt baseline avx2',"
+                   " check: true)\nlibs = []\nforeach line : r.stdout().strip().split('\\n')\n"
+                   "  t = line.split('\\t')\n  libs = [static_library(t[0], t[2].split(), cpp_args: t[1].split(),"
+                   " dependencies: ccopt_dep)] + libs\nendforeach\n"
+                   "util = static_library('util', 'util.cpp', cpp_args: ['-O3'])\n"
+                   "executable('app', 'main.cpp', link_with: libs + [util], dependencies: ccopt_dep)\n",
+}
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not IS_X86_64, reason="an x86_64 target")
+def test_an_inline_function_the_linker_took_from_a_version_is_a_linked_finding(tmp_path: Path) -> None:
+    need_module("iced_x86", INSTALL)
+    b = Build(tmp_path, written(tmp_path / "leak", LEAK))
+    b.meson_cmd("setup", str(b.dir))
+    b.ninja()
+    code, doc = audit_json(b.dir)
+    assert code == 0  # each object's copy is right for that object
+    code, doc = audit_json(b.dir, "--linked")
+    assert code == 1 and highest_findings(doc) == {"app": {"AVX2"}}
+    finding = next(o for o in doc["objects"] if o["object"] == "app")["findings"][0]
+    assert "sum_squares" in finding["function"] and finding["may_use"] == "BASELINE"

@@ -109,7 +109,7 @@ def test_an_error_is_exit_2_and_meson_test_mode_skips_with_77(tmp_path: Path, mo
     assert cli.main(["audit", str(tmp_path / "none")]) == 2
     assert "ccopt-meson: error: build directory" in capsys.readouterr().err
 
-    def unavailable(build_dir: object) -> list[audit.ObjectReport]:
+    def unavailable(build_dir: object, linked: bool = False) -> list[audit.ObjectReport]:
         raise AuditUnavailable("the ISA audit needs iced-x86, which is not installed; install it with: ...")
 
     monkeypatch.setattr(audit, "audit_build", unavailable)

@@ -14,7 +14,7 @@ import io
 import os
 
 from ._record import TYPE_CHECKING, NamedTuple
-from .errors import AuditUnavailable, InputError
+from .errors import AuditUnavailable
 from .schema import read_json
 from .tables import data_file
 
@@ -173,8 +173,8 @@ def scan(path: str | os.PathLike[str], raw: bytes, allowed: Callable[[str, bool]
     try:
         elf = elffile.ELFFile(io.BytesIO(raw))
     except Exception as exc:  # pyelftools raises its own ELFError and plain struct errors alike
-        raise InputError(f"{os.fspath(path)} is not an ELF object ({exc}); the ISA audit reads ELF objects "
-                         "(Linux and BSD builds)") from exc
+        raise AuditUnavailable(f"{os.fspath(path)} is not an ELF object ({exc}); the ISA audit reads ELF objects "
+                               "(Linux and BSD builds), not Mach-O or COFF ones") from exc
     decoder, mode = _decoder_for(str(elf["e_machine"]))
     make, text = _DECODERS[decoder]
     decode = make(mode, compatible)

@@ -104,6 +104,12 @@ def test_a_missing_decoder_is_one_line_with_the_pip_command() -> None:
     assert "python3 -m pip install 'no-such==1.0'" in str(exc.value) and "\n" not in str(exc.value)
 
 
+def test_an_object_that_is_not_elf_cannot_be_audited_here(tmp_path: Path) -> None:
+    need_module("elftools", INSTALL)
+    with pytest.raises(AuditUnavailable, match="is not an ELF object .* not Mach-O or COFF ones"):
+        decode.scan(tmp_path / "f.obj", b"\xcf\xfa\xed\xfe not ELF", lambda name, local: frozenset())
+
+
 def test_an_error_is_exit_2_and_meson_test_mode_skips_with_77(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                              capsys: pytest.CaptureFixture[str]) -> None:
     assert cli.main(["audit", str(tmp_path / "none")]) == 2

@@ -261,8 +261,9 @@ def cmd_features(ns: argparse.Namespace) -> int:
     machine = machine_by_name(ns.arch or machine_name()).name
     proj = project.load(ns.features_file)
     cid = ns.compiler_id or reference_compiler()
-    table = table_for(machine, cid, proj)
-    others = {c: table_for(machine, c, proj) for c in compilers_data()["compilers"]}
+    table = table_for(machine, cid, proj, ns.compiler_version)
+    others = {c: table_for(machine, c, proj, ns.compiler_version if c == cid else None)
+              for c in compilers_data()["compilers"]}
     origin = {r["name"]: r for r in (proj.rows.get(table.machine.family, ()) if proj else ())}
     rows: dict[str, dict[str, Any]] = {
         n: {"interest": f.interest, "implies": list(f.implies), "flags": list(f.flags),
@@ -272,9 +273,11 @@ def cmd_features(ns: argparse.Namespace) -> int:
             **_resolved_from(f, origin.get(n, {}))}
         for n, f in table.features.items()}
     if ns.json:
-        _print_json({"arch": machine, "compiler_id": cid, "min": list(table.machine.min), "features": rows})
+        _print_json({"arch": machine, "compiler_id": cid, **({"compiler_version": ns.compiler_version}
+                     if ns.compiler_version else {}), "min": list(table.machine.min), "features": rows})
         return 0
-    print(f"{machine} features for {cid} (min: {' '.join(table.machine.min) or 'none'})")
+    shown = f"{cid} {ns.compiler_version}" if ns.compiler_version else cid
+    print(f"{machine} features for {shown} (min: {' '.join(table.machine.min) or 'none'})")
     for n, r in rows.items():
         state = f"disabled: {r['disabled']}" if r["disabled"] else " ".join(r["flags"]) or "(no own flags)"
         print(f"  {n:<16} {r['interest']:>4}  implies {' '.join(r['implies']) or '-':<24} {state}")
@@ -392,6 +395,7 @@ def _explain_parser(p: _Adder) -> None:
 def _features_parser(p: _Adder) -> None:
     p.add_argument("--arch", help="x86_64, x86, aarch64, armhf, ppc64le, ppc64, s390x, riscv64, loongarch64")
     p.add_argument("--compiler-id", help="Meson's compiler id (default: the reference compiler, gcc)")
+    p.add_argument("--compiler-version", help="that compiler's version, as Meson knows it (rows may depend on it)")
     p.add_argument("--json", action="store_true")
     _features_file_option(p)
 

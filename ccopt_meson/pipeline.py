@@ -119,7 +119,8 @@ def _table(req: Request, probed: Probed) -> Table | None:
 
     if probed.arch is None:
         return None
-    return table_for(probed.arch, probed.compiler_id, req.project).with_context(req.compile_args())
+    table = table_for(probed.arch, probed.compiler_id, req.project, probed.compiler_version)
+    return table.with_context(req.compile_args())
 
 
 def _policy(req: Request, compiler_id: str) -> Policy:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 import re
 
-from . import fsio, rules, schema
+from . import fsio, rules, schema, versions
 from ._record import TYPE_CHECKING
 from .digest import sha256
 from .errors import InputError, TableError, did_you_mean
@@ -235,6 +235,7 @@ def _check_family(shown: str, fam: str, rows: tuple[Mapping[str, Any], ...]) -> 
     for r in rows:
         _check_references(shown, fam, r, names, extras)
         _check_patterns(shown, _where(fam, r), r)
+        _check_versions(shown, _where(fam, r), r)
     # the rows the file states a run-time test for (an inherited one was widened to cover its flags already);
     # the built-in rows as written: tests/test_rules.py holds them to the same rule
     stated = [r["name"] for r in rows if r.get(_WHERE) and rules.INHERITED_RUNTIME not in r]
@@ -287,6 +288,15 @@ def _check_patterns(shown: str, where: str, r: Mapping[str, Any]) -> None:
         why = rules.unsafe_pattern(text)
         if why:
             raise _error(shown, f"{where}: {r['name']}'s {key} '{show(text)}' {why}")
+
+
+def _check_versions(shown: str, where: str, r: Mapping[str, Any]) -> None:
+    """A ``when``'s version range holds for some version (its grammar is the schema's)."""
+    for ov in r.get("overrides", ()):
+        text = ov["when"].get("version")
+        why = versions.why_empty(text) if text else ""
+        if why:
+            raise _error(shown, f"{where}: {r['name']}'s version range '{text}' {why}; state the versions it is for")
 
 
 def _retired(shown: str, section: Mapping[str, str], known: set[str]) -> dict[str, str]:

@@ -22,6 +22,7 @@ from ._record import TYPE_CHECKING
 from .schema import schema_file
 from .tables import Feature, build_feature, compiler_spec, compilers_data, picks_cpu, raw_family, reference_compiler
 from .tokens import RESERVED, show
+from .versions import Version, boundaries
 
 if TYPE_CHECKING:
     from typing import Any, Callable, Iterable, Mapping
@@ -147,31 +148,34 @@ def _machines(fam: str) -> tuple[str, ...]:
     return tuple(m["name"] for m in raw_family(fam)["machines"])
 
 
-def _resolve(fam: str, rows: Iterable[Mapping[str, Any]], machine: str, cid: str) -> dict[str, Feature]:
+def _resolve(fam: str, rows: Iterable[Mapping[str, Any]], machine: str, cid: str,
+             version: Version | None) -> dict[str, Feature]:
     spec = compiler_spec(cid)
     if spec.style in raw_family(fam)["unsupported_styles"]:
         return {}
-    return {r["name"]: build_feature(r, fam, machine, spec, None) for r in rows}
+    return {r["name"]: build_feature(r, fam, machine, spec, None, version) for r in rows}
 
 
 @functools.cache
-def _builtin(fam: str, machine: str, cid: str) -> tuple[Feature, ...]:
+def _builtin(fam: str, machine: str, cid: str, version: Version | None) -> tuple[Feature, ...]:
     """The built-in features that have instruction-set switches of their own (``-mfma``): what a row's flags are
     read against.  A switch that picks a CPU or a level (``-march=``, ``/arch:``) enables more than its row
     names, so only GNU-style switches count; rows for other styles state their implications instead."""
     if compiler_spec(cid).style != "gnu":
         return ()
-    return tuple(f for f in _resolve(fam, raw_family(fam)["features"], machine, cid).values()
+    return tuple(f for f in _resolve(fam, raw_family(fam)["features"], machine, cid, version).values()
                  if f.flags and not f.disabled and f.runtime and not any(picks_cpu(x) for x in f.flags))
 
 
-def _compilers(fam: str, rows: Iterable[Mapping[str, Any]]) -> list[str]:
-    """The GNU-style compiler ids whose view of the rows can differ: the reference compiler's, and each one a
-    ``when`` names (any other id sees what the reference sees)."""
-    named = {ov["when"]["compiler"] for r in [*rows, *raw_family(fam)["features"]] for ov in r.get("overrides", ())
-             if "compiler" in ov["when"]}
+def _compilers(fam: str, rows: Iterable[Mapping[str, Any]]) -> list[tuple[str, Version | None]]:
+    """The GNU-style compilers whose view of the rows can differ: the reference compiler's, and each one a
+    ``when`` names (any other id sees what the reference sees), each at an unknown version and at one version
+    of each stretch its ``when`` ranges set apart."""
+    whens = [ov["when"] for r in [*rows, *raw_family(fam)["features"]] for ov in r.get("overrides", ())]
+    named = {w["compiler"] for w in whens if "compiler" in w}
     ids = [reference_compiler(), *sorted(named - {reference_compiler()})]
-    return [cid for cid in ids if cid in compilers_data()["compilers"] and compiler_spec(cid).style == "gnu"]
+    return [(cid, v) for cid in ids if cid in compilers_data()["compilers"] and compiler_spec(cid).style == "gnu"
+            for v in (None, *boundaries(w["version"] for w in whens if w.get("compiler") == cid and "version" in w))]
 
 
 def _closure(raw: Mapping[str, Mapping[str, Any]], made: dict[str, Feature], name: str,
@@ -200,15 +204,16 @@ def runtime_gaps(fam: str, rows: tuple[Mapping[str, Any], ...], own_only: bool =
         return out
     raw = {r["name"]: r for r in rows}
     for machine in _machines(fam):
-        for cid in _compilers(fam, rows):
-            known = _builtin(fam, machine, cid)
+        for cid, version in _compilers(fam, rows):
+            known = _builtin(fam, machine, cid, version)
             if not known:  # a style the family does not support: nothing to read flags against
                 continue
             spec = compiler_spec(cid)
             made: dict[str, Feature] = {}
             for name in wanted:
                 closure = _closure(raw, made, name, functools.partial(build_feature, family=fam, machine=machine,
-                                                                        spec=spec, family_reason=None))
+                                                                        spec=spec, family_reason=None,
+                                                                        version=version))
                 f = closure[0]
                 if f.disabled or not f.runtime:
                     continue

@@ -154,6 +154,10 @@ def validate_schema(value: Any, schema: Mapping[str, Any], defs: Mapping[str, An
         for key in schema.get("required", []):
             if key not in value:
                 raise TableError(f"{_at(where)}missing required key '{key}'")
+        for key, needs in schema.get("dependentRequired", {}).items():
+            lacking = [n for n in needs if key in value and n not in value]
+            if lacking:
+                raise TableError(f"{_at(where)}'{key}' needs '{lacking[0]}' beside it")
         extra = schema.get("additionalProperties", True)
         names = schema.get("propertyNames")
         for key, item in value.items():

@@ -24,6 +24,7 @@ from ._record import TYPE_CHECKING, NamedTuple
 from .errors import InputError, TableError, did_you_mean
 from .flags import normalize_flags
 from .schema import read_json, validate_schema
+from .versions import Version, in_range, parse_version
 
 if TYPE_CHECKING:
     from typing import Any, Callable, Iterable, Mapping, Sequence, TypeVar
@@ -405,14 +406,19 @@ def compiler_spec(compiler_id: str) -> CompilerSpec:
 # --------------------------------------------------------------------------- resolved table
 
 
-def _when_matches(when: Mapping[str, str], machine: str, style: str, compiler_id: str) -> bool:
-    wanted = {"machine": machine, "style": style, "compiler": compiler_id}
-    return all(wanted[k] == v for k, v in when.items())
+def _when_matches(when: Mapping[str, str], machine: str, spec: CompilerSpec, version: Version | None) -> bool:
+    """Does an override's ``when`` hold: each key given (machine, style, compiler, the compiler's version range)?"""
+    wanted = {"machine": machine, "style": spec.style, "compiler": spec.id}
+    return all(in_range(version, v) if k == "version" else wanted[k] == v for k, v in when.items())
 
 
 def build_feature(
-    raw: Mapping[str, Any], family: str, machine: str, spec: CompilerSpec, family_reason: str | None
+    raw: Mapping[str, Any], family: str, machine: str, spec: CompilerSpec, family_reason: str | None,
+    version: Version | None = None,
 ) -> Feature:
+    """One row as ``spec``'s compiler of ``version`` sees it on ``machine``: the overrides whose ``when`` holds apply
+    in the order written, a later one's fields replacing an earlier one's (so a narrower range comes after a wider
+    one)."""
     cur: dict[str, Any] = {
         "implies": raw["implies"],
         "headers": raw["headers"],
@@ -424,7 +430,7 @@ def build_feature(
         "flags_replace": raw.get("flags_replace", ""),
     }
     for ov in raw.get("overrides", ()):
-        if _when_matches(ov["when"], machine, spec.style, spec.id):
+        if _when_matches(ov["when"], machine, spec, version):
             cur.update({k: v for k, v in ov.items() if k != "when"})
     if cur["flags"] is None and cur["disable"] is None:
         cur["disable"] = f"no {spec.style}-style flags are known for {raw['name']}"
@@ -457,7 +463,7 @@ def _detect_rule(items: Sequence[Any], group: Sequence[str], name: str) -> tuple
 
 
 class Table(NamedTuple):
-    """The features of one machine as one compiler sees them."""
+    """The features of one machine as one compiler (of one version) sees them."""
 
     machine: Machine
     spec: CompilerSpec
@@ -470,6 +476,7 @@ class Table(NamedTuple):
     header_guards: Mapping[str, str] = {}
     context: tuple[str, ...] = ()  # the user's CPU-selecting args (see normalize_flags)
     project: Project | None = None  # the project features among these
+    version: Version | None = None  # the compiler's, as the rows' version ranges read it (None: unknown)
 
     def get(self, name: str) -> Feature:
         return self.features[name]
@@ -541,20 +548,22 @@ class Table(NamedTuple):
         return table_for(self.machine.name, reference_compiler(), self.project)
 
 
-def table_for(machine: str, compiler_id: str, project: Project | None = None) -> Table:
-    return _table_for(machine, compiler_id, project)
+def table_for(machine: str, compiler_id: str, project: Project | None = None, version: str | None = None) -> Table:
+    """``machine``'s features as the compiler ``compiler_id`` of ``version`` (Meson's ``cc.version()``) sees them;
+    an unknown version is in no row's version range."""
+    return _table_for(machine, compiler_id, project, parse_version(version))
 
 
 @functools.cache
 @_checked
-def _table_for(machine_name: str, compiler_id: str, project: Project | None) -> Table:
+def _table_for(machine_name: str, compiler_id: str, project: Project | None, version: Version | None) -> Table:
     machine = machine_by_name(machine_name)
     if project is not None and project.owns:  # 'min' is the project's too
         machine = machine._replace(min=project.mins.get(machine.name, ()))
     raw = raw_family(machine.family)
     spec = compiler_spec(compiler_id)
     family_reason = raw["unsupported_styles"].get(spec.style)
-    feats = [build_feature(f, machine.family, machine.name, spec, family_reason)
+    feats = [build_feature(f, machine.family, machine.name, spec, family_reason, version)
              for f in _features_of(machine.family, project)]
     feats.sort(key=lambda f: (f.interest, f.name))
     extras = {e["name"]: ExtraCheck(e["name"], machine.family, e["feature"]) for e in raw["extra_checks"]}
@@ -571,5 +580,6 @@ def _table_for(machine_name: str, compiler_id: str, project: Project | None) -> 
         closures={},
         header_guards=dict(raw.get("header_guards", {})),
         project=project,
+        version=version,
     )
 

@@ -264,11 +264,16 @@ def test_a_covered_target_keeps_its_own_flags(tmp_path: Path, gcc: str) -> None:
     assert "-march=skylake-avx512" in det.baseline_args()
 
 
+# one MSVC version of each stretch numpy's meson_cpu/x86 sets apart (2.2.6 states no version condition)
+MSVC_VERSIONS = {"2.5.5": ("19.29", "19.30", "19.40"), "2.2.6": ()}
+
+
 @pytest.mark.parametrize("version", ["2.5.5", "2.2.6"])
 def test_numpys_resolved_catalog_matches_its_golden_dump(version: str, capsys: pytest.CaptureFixture[str]) -> None:
     """Every row of numpy's set as resolved ('features --json'): what 'like' inherits from ccopt's tables (run-time
     test, probe, macros, flags) is in the example's dump, so an inherited change cannot pass unnoticed
-    (CCOPT_UPDATE_GOLDEN=1 writes it anew)."""
+    (CCOPT_UPDATE_GOLDEN=1 writes it anew); and each row's MSVC flags (or disable reason) at one version of
+    each stretch numpy's version conditions set apart."""
     from ccopt_meson.cli import main
 
     example = ROOT / "examples" / "numpy" / version
@@ -276,6 +281,11 @@ def test_numpys_resolved_catalog_matches_its_golden_dump(version: str, capsys: p
     for arch in ("x86_64", "aarch64", "ppc64le", "s390x"):
         assert main(["features", "--arch", arch, "--json", "--features-file", str(example / "ccopt-numpy.json")]) == 0
         dump[arch] = json.loads(capsys.readouterr().out)
+    for arch, msvc in ((a, v) for a in ("x86_64", "x86") for v in MSVC_VERSIONS[version]):
+        assert main(["features", "--arch", arch, "--json", "--compiler-id", "msvc", "--compiler-version", msvc,
+                     "--features-file", str(example / "ccopt-numpy.json")]) == 0
+        rows = json.loads(capsys.readouterr().out)["features"].items()
+        dump.setdefault(f"{arch} msvc", {})[msvc] = {n: r["disabled"] or r["flags"] for n, r in rows}
     text = json.dumps(dump, indent=1, sort_keys=True) + "\n"
     golden = example / "features.golden.json"
     if os.environ.get("CCOPT_UPDATE_GOLDEN"):

@@ -27,7 +27,10 @@ if TYPE_CHECKING:
 
     from .tables import Feature, Project
 
-__all__ = ["main", "run", "COMMANDS"]
+__all__ = ["main", "run", "COMMANDS", "ERROR_EXIT", "MESON_SKIP"]
+
+MESON_SKIP = 77  # the exit status 'meson test' reports as SKIP
+ERROR_EXIT = {"audit": 2}  # a command whose 1 means findings reports an error with another status
 
 
 # --------------------------------------------------------------------------- shared options
@@ -338,6 +341,25 @@ def cmd_report(ns: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_audit(ns: argparse.Namespace) -> int:
+    """Exit 0 when every object uses only what it may, 1 with findings; an error is 2 (``ERROR_EXIT``)."""
+    from . import audit
+    from .errors import AuditUnavailable
+
+    try:
+        reports = audit.audit_build(_build_dir(ns.builddir), ns.linked)
+    except AuditUnavailable as exc:
+        if not ns.meson_test:
+            raise
+        print(f"ccopt-meson: skipped: {_one_line(str(exc))}")  # Meson shows a test's output in its log
+        return MESON_SKIP
+    if ns.json:
+        _print_json(audit.to_json(reports))
+    else:
+        sys.stdout.write(audit.format_text(reports))
+    return 1 if any(r.findings for r in reports) else 0
+
+
 def cmd_setup(ns: argparse.Namespace) -> int:  # reached only through --help; main() forwards 'setup'
     from .meson_glue import run_setup
 
@@ -388,6 +410,15 @@ def _report_parser(p: _Adder) -> None:
     _features_file_option(p)  # the build's own: its features are names of the cache, its overrides its flags
 
 
+def _audit_parser(p: _Adder) -> None:
+    p.add_argument("builddir", help="a configured and built Meson build directory")
+    p.add_argument("--json", action="store_true", help="print the findings and the per-object summary as JSON")
+    p.add_argument("--linked", action="store_true", help="also the executables and shared libraries, function by "
+                   "function (which copy of an inline function or template the linker kept)")
+    p.add_argument("--meson-test", action="store_true",
+                   help=f"exit {MESON_SKIP} (Meson's SKIP) when the decoder is not installed, instead of failing")
+
+
 def _setup_parser(p: _Adder) -> None:
     import argparse
 
@@ -427,6 +458,8 @@ COMMANDS: dict[str, Command] = {
     "features": ("print the feature table of an architecture", _features_parser, cmd_features),
     "flush": ("delete a build directory's feature cache; the next ninja reconfigures", _builddir_parser, cmd_flush),
     "report": ("print what a configured build directory uses", _report_parser, cmd_report),
+    "audit": ("check every object's instructions against what it may use (exit 1: findings, 2: error)",
+              _audit_parser, cmd_audit),
     "setup": ("run 'meson setup ARGS', flushing first on --reconfigure/--wipe/--clearcache", _setup_parser, cmd_setup),
     "configure": ("(used by meson.build) detect and write ccopt_config.h", _configure_parser, cmd_configure),
     "targets": ("(used by meson.build) targets of one dispatch source, and its header", _targets_parser, cmd_targets),
@@ -558,7 +591,7 @@ def _main(args: list[str]) -> int:
         return COMMANDS[ns.command][2](ns)
     except CcoptError as exc:
         print(f"ccopt-meson: error: {_one_line(str(exc))}", file=sys.stderr)
-        return 1
+        return ERROR_EXIT.get(args[0] if args else "", 1)
     except KeyboardInterrupt:
         print("ccopt-meson: error: interrupted", file=sys.stderr)
         return 1

@@ -21,6 +21,7 @@ __all__ = [
     "CompilerError",
     "CacheError",
     "DispatchSourceError",
+    "AuditUnavailable",
     "did_you_mean",
     "unknown_names",
 ]
@@ -48,6 +49,11 @@ class CacheError(CcoptError):
 
 class DispatchSourceError(InputError):
     """A dispatch source's ``@targets`` statement is malformed."""
+
+
+class AuditUnavailable(CcoptError):
+    """The ISA audit cannot read these objects here: its reader or decoder is not installed (the message holds the
+    pip command), or no decoder covers their architecture."""
 
 
 def did_you_mean(word: str, choices: Iterable[str]) -> str:

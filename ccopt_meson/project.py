@@ -123,7 +123,7 @@ def _overridden(raw: Mapping[str, Any], fields: Mapping[str, Any] | None) -> Map
 
 # --------------------------------------------------------------------------- a project's own feature set
 
-_INHERITED = ("headers", "macros", "flags", "group", "extra_checks", "runtime")
+_INHERITED = ("headers", "macros", "flags", "group", "extra_checks", "runtime", "audit")
 
 
 def _feature_set(shown: str, base: str, doc: Mapping[str, Any],

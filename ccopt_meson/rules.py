@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from typing import Any, Callable, Iterable, Mapping
 
 __all__ = ["bad_name", "unsafe_pattern", "INHERITED_RUNTIME", "WIDENED", "runtime_gaps", "widen_runtime", "covers",
-           "describe_gap", "MAX_PATTERN"]
+           "union_recipes", "describe_gap", "MAX_PATTERN"]
 
 MAX_PATTERN = 200  # numpy's longest is 18 characters
 INHERITED_RUNTIME = " runtime of"  # a key no schema admits: the built-in row a 'like' row took its test from
@@ -130,7 +130,7 @@ def covers(have: Mapping[str, Any], need: Mapping[str, Any]) -> bool:
     return all(need[k] == have.get(k) for k in ("win_pf", "sysctl", "xcomp_perm") if k in need)
 
 
-def _union(recipes: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+def union_recipes(recipes: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
     """One recipe that checks what each of ``recipes`` checks (None: two scalar checks cannot be one)."""
     out: dict[str, Any] = {}
     for r in recipes:
@@ -218,7 +218,7 @@ def runtime_gaps(fam: str, rows: tuple[Mapping[str, Any], ...], own_only: bool =
                 if f.disabled or not f.runtime:
                     continue
                 flags = set(f.flags) if own_only else {x for c in closure for x in c.flags}
-                have = _union(c.runtime for c in closure)
+                have = union_recipes(c.runtime for c in closure)
                 for b in known:
                     if set(b.flags) <= flags and not covers(have, b.runtime):
                         found = out.setdefault(name, {}).setdefault(machine, [])
@@ -242,7 +242,7 @@ def _widen(fam: str, rows: tuple[Mapping[str, Any], ...], gaps: Mapping[str, Map
             continue
         assert isinstance(r, dict)  # rows with an inherited test are the loader's own copies
         own = r["runtime"]
-        r["runtime"] = {m: _union([own.get(m, own.get("*", {})), *(b.runtime for b in missing.get(m, ()))])
+        r["runtime"] = {m: union_recipes([own.get(m, own.get("*", {})), *(b.runtime for b in missing.get(m, ()))])
                         for m in _machines(fam) if m in own or "*" in own}
         r[WIDENED] = sorted({*r.get(WIDENED, ()), *(b.name for bs in missing.values() for b in bs)})
 

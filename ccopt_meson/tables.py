@@ -89,6 +89,7 @@ class Feature(NamedTuple):
     probe_file: str = ""  # a project feature's own probe source (absolute)
     detect: tuple[tuple[str, str], ...] = ()  # a project set's run-time test: (name, regex of names it replaces)
     flags_replace: str = ""  # a project set's row: flags of lower features it drops (numpy's 'match' of args)
+    audit: tuple[str, ...] = ()  # what the family's decoder reports for instructions its run-time test guarantees
 
     @property
     def probe(self) -> Path:
@@ -449,6 +450,7 @@ def build_feature(
         probe_file=raw.get("probe", ""),
         detect=_detect_rule(cur["detect"], cur["group"], raw["name"]),
         flags_replace=cur["flags_replace"],
+        audit=tuple(raw.get("audit", ())),
     )
 
 

@@ -33,6 +33,19 @@ def need(tool: str) -> str:
     return path
 
 
+def need_module(name: str, install: str) -> Any:
+    """The Python module ``name``; skip with a reason locally, fail under CI=true (CI installs ``install``)."""
+    import importlib
+
+    try:
+        return importlib.import_module(name)
+    except ImportError:
+        message = f"the Python module {name} is not installed (CI installs {install})"
+        if IN_CI:
+            pytest.fail(message)
+        pytest.skip(message)
+
+
 @pytest.fixture
 def gcc() -> str:
     return need("gcc")

@@ -24,6 +24,7 @@ from ccopt_meson import emit_runtime, host, project, tables
 from .conftest import IN_CI, ROOT, need
 from .snippets import blocks, digest, pages, snippet
 
+AUDIT_SNIPPETS = "tests/test_audit.py::test_the_audit_snippets_are_the_pins_and_the_fixtures_test"
 FRESH = "tests/test_consumer_meson.py::test_readme_snippets_build_verbatim_in_a_fresh_project_through_the_wrap"
 HERE = "tests/test_docs.py::"
 WHEEL = "tests/test_meson_python.py::test_the_wheel_and_the_sdist_of_the_how_to"
@@ -51,6 +52,8 @@ SNIPPETS: dict[str, tuple[str, str]] = {
     "project-features/file": ("9d3f3cee7857", HERE + "test_project_features_snippets_load"),
     "project-features/override": ("cc0bd3f9583b", HERE + "test_project_features_snippets_load"),
     "project-features/feature-set": ("171b02281eaf", "tests/test_feature_set.py::test_the_docs_snippet_loads"),
+    "audit/install": ("25e8d6f74b62", AUDIT_SNIPPETS),
+    "audit/meson-test": ("ed84fddd40c8", AUDIT_SNIPPETS),
     "features-file/version": ("cfbac5fb66f7", "tests/test_versions.py::test_the_docs_snippet_says_what_the_page_says"),
     "python-api": ("aedd7db8c841", HERE + "test_python_api_snippet_runs_top_to_bottom"),
     "runtime/program": ("6d542964cc62", HERE + "test_runtime_snippet_compiles_and_runs"),

@@ -25,7 +25,7 @@ from typing import Mapping, Sequence
 
 import pytest
 
-from .conftest import IN_CI, ROOT, need
+from .conftest import IN_CI, ROOT, need, need_module
 from .test_meson import Build, copy_repo
 
 pytestmark = pytest.mark.slow
@@ -160,6 +160,14 @@ def setup_and_build(tmp_path: Path, src: Path, *args: str) -> Build:
     return b
 
 
+def audit_clean(build: Path) -> None:
+    """The ISA audit: every object uses only what it may (the kernels their group's test, the rest the baseline)."""
+    need_module("elftools", "the package's 'audit' extra")
+    r = subprocess.run([sys.executable, "-m", "ccopt_meson", "audit", str(build)], capture_output=True, text=True,
+                       cwd=ROOT)
+    assert r.returncode == 0, (r.stdout[-3000:], r.stderr[-1000:])
+
+
 def cpuinfo_flags() -> set[str]:
     text = Path("/proc/cpuinfo").read_text()
     line = next((ln for ln in text.splitlines() if ln.startswith("flags")), "")
@@ -173,6 +181,7 @@ def test_x86_64_native_masked_and_emulated(tmp_path: Path, zlib_ng_src: Path) ->
         fail_or_skip("googletest's sources are not installed (Debian package googletest)")
     b = setup_and_build(tmp_path, zlib_ng_src, "-Dc_link_args=-static", "-Dcpp_link_args=-static")
     run([*b.meson, "test", "-C", str(b.dir), "--print-errorlogs"], b.env)
+    audit_clean(b.dir)
 
     # natively, then with each group masked in turn (highest first): the next lower group takes over
     flags = cpuinfo_flags()
@@ -210,6 +219,7 @@ def test_aarch64_cross_build_under_qemu(tmp_path: Path, zlib_ng_src: Path) -> No
     assert "Architecture: aarch64" in out and "kernel groups: ARM_NEON" in out, out
     b.ninja()
     run([*b.meson, "test", "-C", str(b.dir), "--print-errorlogs"], b.env)  # the cross file's exe_wrapper
+    audit_clean(b.dir)
     for model, usable in QEMU_AARCH64.items():
         prefix = [qemu, "-L", "/usr/aarch64-linux-gnu", "-cpu", model]
         assert kernels(b.dir, prefix) == expected_kernels(usable), model

@@ -1,0 +1,35 @@
+/* k.dispatch.c: compiled once per target.  Each path is chosen by what the compiler was told the CPU has,
+ * which is what a version's flags must never overstate. */
+#include <stddef.h>
+#if defined(__ARM_FEATURE_SVE)
+#include <arm_sve.h>
+#endif
+
+int CCOPT_FN(twice_sum)(const int *v, size_t n)
+{
+    int sum = 0;
+    size_t i = 0;
+#if defined(__AVX512F__)
+    __m512i acc = _mm512_setzero_si512();
+    for (; i + 16 <= n; i += 16)
+        acc = _mm512_add_epi32(acc, _mm512_loadu_si512((const void *)(v + i)));
+    sum = _mm512_reduce_add_epi32(acc);
+#elif defined(__ARM_FEATURE_SVE)
+    svint32_t acc = svdup_s32(0);
+    for (; i + svcntw() <= n; i += svcntw())
+        acc = svadd_s32_x(svptrue_b32(), acc, svld1_s32(svptrue_b32(), v + i));
+    sum = (int)svaddv_s32(svptrue_b32(), acc);
+#elif defined(__AVX2__)
+    int lanes[8];
+    int k;
+    __m256i acc = _mm256_setzero_si256();
+    for (; i + 8 <= n; i += 8)
+        acc = _mm256_add_epi32(acc, _mm256_loadu_si256((const __m256i *)(v + i)));
+    _mm256_storeu_si256((__m256i *)lanes, acc);
+    for (k = 0; k < 8; k++)
+        sum += lanes[k];
+#endif
+    for (; i < n; i++)
+        sum += v[i];
+    return 2 * sum;
+}

@@ -1,0 +1,277 @@
+"""The ISA audit (ccopt_meson/audit.py, decode.py): what each object may use, the decoders' names in the tables,
+and real builds that fail for the right reason (issue 33's two mistakes, on x86_64 and aarch64 cross, and a
+project feature whose flags exceed its run-time test) or pass (the README's example, the fixture projects)."""
+
+from __future__ import annotations
+
+import json
+import platform
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ccopt_meson import audit, cli, decode, schema, tables
+from ccopt_meson.errors import AuditUnavailable
+from ccopt_meson.meson_glue import read_configured
+
+from .conftest import ROOT, need, need_module
+from .snippets import snippet
+from .test_meson import Build, project, written
+
+IS_X86_64 = platform.machine().lower() in ("x86_64", "amd64")
+INSTALL = "the package's 'audit' extra"
+
+
+def audit_json(build: Path, *options: str) -> tuple[int, dict[str, Any]]:
+    r = subprocess.run([sys.executable, "-m", "ccopt_meson", "audit", "--json", *options, str(build)],
+                       capture_output=True, text=True, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+    assert r.returncode in (0, 1), r.stderr
+    return r.returncode, json.loads(r.stdout)
+
+
+def highest_findings(doc: dict[str, Any]) -> dict[str, set[str]]:
+    """Object -> the features its offending functions need."""
+    return {o["object"]: {f["highest"] for f in o["findings"]} for o in doc["objects"] if o["findings"]}
+
+
+# --------------------------------------------------------------------------- data
+
+
+def test_the_pins_of_audit_json_are_the_audit_extra() -> None:
+    schema.check(decode.audit_data(), "audit.schema.json")
+    line = re.search(r"^audit = (\[.*\])$", (ROOT / "pyproject.toml").read_text(), re.M)
+    assert line is not None
+    extra = json.loads(line.group(1))
+    assert sorted(extra) == sorted(decode.requirements())
+
+
+def test_the_audit_snippets_are_the_pins_and_the_fixtures_test() -> None:
+    pins = " ".join(f"'{r}'" for r in decode.requirements())
+    assert snippet("audit/install").strip() == f"python3 -m pip install {pins}"
+    fixture = (ROOT / "tests" / "projects" / "isa_audit" / "meson.build").read_text()
+    assert snippet("audit/meson-test").strip() in fixture
+
+
+def test_every_family_with_a_decoder_names_only_what_that_decoder_reports() -> None:
+    iced = need_module("iced_x86", INSTALL)
+    cs = need_module("capstone", INSTALL)
+    md = cs.Cs(cs.CS_ARCH_AARCH64, cs.CS_MODE_ARM)
+    known = {"iced-x86": {k for k in vars(iced.CpuidFeature) if k.isupper()},
+             "capstone": {md.group_name(v) for k, v in vars(cs.aarch64_const).items()
+                          if k.startswith(("AARCH64_FEATURE_", "AARCH64_GRP_")) and md.group_name(v)}}
+    for fam in tables.families():
+        section = tables.raw_family(fam).get("audit")
+        if section is None:
+            continue
+        names = set(section["base"]) | {n for f in tables.raw_family(fam)["features"] for n in f.get("audit", ())}
+        assert names <= known[section["decoder"]], (fam, names - known[section["decoder"]])
+
+
+def test_every_feature_with_a_runtime_test_of_its_own_names_what_the_decoder_reports_for_it() -> None:
+    """A row whose instructions the decoder names must carry those names, or its versions' code would be
+    'unknown'; levels and groups (X86_V3, AVX512_SKX) and aliases of another row's test carry none."""
+    for fam in ("x86", "arm"):
+        rows = tables.raw_family(fam)["features"]
+        missing = [f["name"] for f in rows if not f.get("audit") and not f.get("group")
+                   and not f["name"].endswith("_ISA") and "X86_V" not in f["name"]]
+        assert set(missing) <= {"NEON_FP16", "NEON_VFPV4", "ASIMD", "PMULL", "AVX512_SKX", "AVX512_CLX",
+                                "AVX512_CNL", "AVX512_ICL", "AVX512_SPR", "AVX512_KNL", "AVX512_KNM"}, missing
+
+
+# --------------------------------------------------------------------------- what an object may use
+
+
+def test_a_version_may_use_the_baseline_and_exactly_what_its_test_checks(gcc12_x86_64_feature_file: Path) -> None:
+    det = read_configured(gcc12_x86_64_feature_file)
+    base = audit.allowance(det, "BASELINE")
+    assert {"SSE3", "SSE2", "X64"} <= base.decoded and "AVX" not in base.decoded and "TZCNT" not in base.decoded
+    avx2 = audit.allowance(det, "AVX2")
+    assert {"AVX2", "AVX", "F16C", "SSE4_2", "POPCNT"} <= avx2.decoded
+    assert not {"FMA", "BMI1", "AVX512F"} & avx2.decoded  # AVX2's test checks neither FMA3 nor BMI
+    assert avx2.names == ("AVX2",)
+    v3 = audit.allowance(det, "X86_V3")
+    assert {"FMA", "BMI1", "BMI2", "LZCNT", "MOVBE", "AVX2"} <= v3.decoded and "AVX512F" not in v3.decoded
+    assert {"AVX512F", "AVX512VL", "AVX512BW", "AVX512DQ"} <= audit.allowance(det, "AVX512_SKX").decoded
+
+
+def test_a_missing_decoder_is_one_line_with_the_pip_command() -> None:
+    with pytest.raises(AuditUnavailable) as exc:
+        decode._module({"module": "ccopt_no_such_module", "requirement": "no-such==1.0"})  # noqa: SLF001
+    assert "python3 -m pip install 'no-such==1.0'" in str(exc.value) and "\n" not in str(exc.value)
+
+
+def test_an_object_that_is_not_elf_cannot_be_audited_here(tmp_path: Path) -> None:
+    need_module("elftools", INSTALL)
+    with pytest.raises(AuditUnavailable, match="is not an ELF object .* not Mach-O or COFF ones"):
+        decode.scan(tmp_path / "f.obj", b"\xcf\xfa\xed\xfe not ELF", lambda name, local: frozenset())
+
+
+def test_an_error_is_exit_2_and_meson_test_mode_skips_with_77(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["audit", str(tmp_path / "none")]) == 2
+    assert "ccopt-meson: error: build directory" in capsys.readouterr().err
+
+    def unavailable(build_dir: object, linked: bool = False) -> list[audit.ObjectReport]:
+        raise AuditUnavailable("the ISA audit needs iced-x86, which is not installed; install it with: ...")
+
+    monkeypatch.setattr(audit, "audit_build", unavailable)
+    (tmp_path / "ccopt-features.json").write_text("{}")
+    assert cli.main(["audit", str(tmp_path)]) == 2
+    assert cli.main(["audit", "--meson-test", str(tmp_path)]) == 77
+    assert "ccopt-meson: skipped: the ISA audit needs iced-x86" in capsys.readouterr().out
+
+
+def _object(tmp_path: Path, text: str, *flags: str) -> bytes:
+    src = tmp_path / "f.c"
+    src.write_text(text)
+    subprocess.run([need("gcc"), "-O2", *flags, "-c", str(src), "-o", str(tmp_path / "f.o")], check=True)
+    return (tmp_path / "f.o").read_bytes()
+
+
+@pytest.mark.skipif(not IS_X86_64, reason="compiles x86_64 objects with the host's gcc")
+def test_decoding_names_the_function_and_its_first_offending_instruction(tmp_path: Path) -> None:
+    need_module("iced_x86", INSTALL)
+    need_module("elftools", INSTALL)
+    raw = _object(tmp_path, "#include <immintrin.h>\nint lo(int x) { return __builtin_ctz(x); }\n"
+                  "void hi(int *p) { _mm256_storeu_si256((__m256i *)p, _mm256_abs_epi32(_mm256_loadu_si256("
+                  "(const __m256i *)p))); }\n", "-mavx2")
+    base = {"INTEL386", "X64", "SSE", "SSE2", "MULTIBYTENOP", "CET_IBT"}
+    scan = decode.scan(tmp_path / "f.o", raw, lambda name, local: frozenset(base), frozenset({"TZCNT"}))
+    by_name = {f.name: f for f in scan.functions}
+    assert scan.decoder == "iced-x86" and by_name["lo"].needs == ()  # TZCNT: BSF on a CPU without BMI1
+    assert by_name["hi"].needs and "AVX2" in by_name["hi"].used and by_name["hi"].instruction.startswith("v")
+
+
+# --------------------------------------------------------------------------- real builds
+
+
+def isa_build(tmp_path: Path, *setup: str) -> Build:
+    need_module("iced_x86", INSTALL)
+    b = Build(tmp_path, project(tmp_path, "isa_audit"))
+    if "--cross-file" in setup:
+        b.env.pop("CC")
+        b.env.pop("CXX")
+    b.meson_cmd("setup", *setup, str(b.dir))
+    b.ninja()
+    return b
+
+
+def meson_test(b: Build, name: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*b.meson, "test", "-C", str(b.dir), name, "--print-errorlogs"], env=b.env,
+                          capture_output=True, text=True)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not IS_X86_64, reason="the mistakes are x86_64 flags")
+def test_the_issues_two_mistakes_fail_the_audit_and_its_meson_test(tmp_path: Path) -> None:
+    b = isa_build(tmp_path, "-Dmistakes=true")
+    code, doc = audit_json(b.dir)
+    assert code == 1
+    assert highest_findings(doc) == {"app.p/main.c.o": {"AVX2"}, "libccopt_AVX2.a.p/k.dispatch.c.o": {"AVX512F"}}
+    r = meson_test(b, "isa audit")
+    assert r.returncode != 0 and "needs AVX512F" in r.stdout + r.stderr
+    # This machine has AVX2 and no AVX-512: 'app' picks the AVX2 version and dies with SIGILL here, while on
+    # an AVX-512 machine it passes; that depends on the CPU, so only the audit above is asserted.
+
+
+@pytest.mark.slow
+def test_the_same_mistakes_on_aarch64_are_crc32_and_sve(tmp_path: Path) -> None:
+    need("aarch64-linux-gnu-gcc")
+    need_module("capstone", INSTALL)
+    b = isa_build(tmp_path, "--cross-file", str(ROOT / "tests" / "cross" / "aarch64.ini"), "-Dmistakes=true")
+    code, doc = audit_json(b.dir)
+    assert code == 1
+    assert highest_findings(doc) == {"app.p/main.c.o": {"CRC32"}, "libccopt_ASIMDDP.a.p/k.dispatch.c.o": {"SVE"}}
+
+
+@pytest.mark.slow
+def test_a_clean_build_passes_the_audit_and_its_meson_test(tmp_path: Path) -> None:
+    b = isa_build(tmp_path)
+    code, doc = audit_json(b.dir)
+    assert code == 0 and doc["findings"] == 0 and len(doc["objects"]) >= 4
+    r = meson_test(b, "isa audit")
+    assert r.returncode == 0 and "SKIP" not in r.stdout, r.stdout
+
+
+HASWELL_FEATURES = {
+    "comment": "HSW is picked on AVX2's run-time test alone, but its flags (-march=haswell) also enable FMA and BMI",
+    "features": {"x86": [
+        {"name": "HSW", "interest": 2000, "implies": ["AVX2"], "headers": ["immintrin.h"], "macros": ["__AVX2__"],
+         "flags": {"gnu": ["-march=haswell"]}, "probe": "hsw.c",
+         "runtime": {"*": {"cpuid": [[7, 0, "ebx", 5]], "xcr0": 6}}}]},
+}
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not IS_X86_64, reason="an x86_64 project feature")
+def test_a_project_feature_whose_flags_exceed_its_test_is_a_finding(tmp_path: Path) -> None:
+    need_module("iced_x86", INSTALL)
+    src = written(tmp_path / "hsw", {
+        "features.json": json.dumps(HASWELL_FEATURES),
+        "hsw.c": "#include <immintrin.h>\nint main(void) { return _mm256_movemask_epi8(_mm256_set1_epi8(1)) != -1; }\n",
+        "k.dispatch.c": "#include <stddef.h>\nvoid CCOPT_FN(axpy)(float *y, const float *x, float a, size_t n)\n"
+                        "{ size_t i; for (i = 0; i < n; i++) y[i] = a * x[i] + y[i]; }\n",
+        "meson.build": "project('hsw', 'c', default_options: ['buildtype=release'])\n"
+                       "ccopt = subproject('ccopt-meson', default_options: ['features-file=features.json'])\n"
+                       "r = run_command(ccopt.get_variable('targets'), 'k.dispatch.c: baseline hsw', check: true)\n"
+                       "foreach line : r.stdout().strip().split('\\n')\n  t = line.split('\\t')\n"
+                       "  static_library(t[0], t[2].split(), c_args: t[1].split(), dependencies: dependency('ccopt'))\n"
+                       "endforeach\n"})
+    b = Build(tmp_path, src)
+    b.meson_cmd("setup", str(b.dir))
+    b.ninja()
+    code, doc = audit_json(b.dir)
+    assert code == 1 and highest_findings(doc) == {"libccopt_HSW.a.p/k.dispatch.c.o": {"FMA3"}}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["dot", "consumer", "fine_targets", "cxx_only", "numpy_protocol", "shared_lib"])
+def test_the_readme_example_and_the_fixture_projects_audit_clean(tmp_path: Path, name: str) -> None:
+    need_module("iced_x86" if IS_X86_64 else "capstone", INSTALL)
+    b = Build(tmp_path, project(tmp_path, name))
+    b.meson_cmd("setup", str(b.dir))
+    b.ninja()
+    code, doc = audit_json(b.dir)
+    assert code == 0, highest_findings(doc)
+
+
+LEAK = {
+    "sum.h": "__attribute__((noinline)) inline int sum_squares(const int *v, int n)\n"
+             "{ int s = 0; for (int i = 0; i < n; i++) s += v[i] * v[i]; return s; }\n",
+    "k.dispatch.cpp": "#include \"sum.h\"\nextern \"C\" int CCOPT_FN(twice)(const int *v, int n) "
+                      "{ return 2 * sum_squares(v, n); }\n",
+    "util.cpp": "#include \"sum.h\"\nint util_sum(const int *v, int n) { return sum_squares(v, n); }\n",
+    "main.cpp": "#include \"k.dispatch.h\"\nint util_sum(const int *v, int n);\nextern \"C\" {\n"
+                "CCOPT_DISPATCH_DECLARE(k_dispatch, int, twice, (const int *v, int n))\n"
+                "CCOPT_DISPATCH_DEFINE(k_dispatch, int, twice, (const int *v, int n), (v, n))\n}\n"
+                "int main() { int v[64] = {1}; return twice(v, 64) == 2 * util_sum(v, 64) ? 0 : 1; }\n",
+    # the libraries highest first (ccopt's lines come lowest first): the AVX2 object is the first to define
+    # sum_squares, so the linker keeps its copy, and util_sum, baseline code, calls it
+    "meson.build": "project('leak', 'cpp', default_options: ['buildtype=release', 'ccopt-meson:languages=cpp'])\n"
+                   "ccopt = subproject('ccopt-meson')\nccopt_dep = dependency('ccopt')\n"
+                   "r = run_command(ccopt.get_variable('targets_cpp'), 'k.dispatch.cpp: $maxopt baseline avx2',"
+                   " check: true)\nlibs = []\nforeach line : r.stdout().strip().split('\\n')\n"
+                   "  t = line.split('\\t')\n  libs = [static_library(t[0], t[2].split(), cpp_args: t[1].split(),"
+                   " dependencies: ccopt_dep)] + libs\nendforeach\n"
+                   "util = static_library('util', 'util.cpp', cpp_args: ['-O3'])\n"
+                   "executable('app', 'main.cpp', link_with: libs + [util], dependencies: ccopt_dep)\n",
+}
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not IS_X86_64, reason="an x86_64 target")
+def test_an_inline_function_the_linker_took_from_a_version_is_a_linked_finding(tmp_path: Path) -> None:
+    need_module("iced_x86", INSTALL)
+    b = Build(tmp_path, written(tmp_path / "leak", LEAK))
+    b.meson_cmd("setup", str(b.dir))
+    b.ninja()
+    code, doc = audit_json(b.dir)
+    assert code == 0  # each object's copy is right for that object
+    code, doc = audit_json(b.dir, "--linked")
+    assert code == 1 and highest_findings(doc) == {"app": {"AVX2"}}
+    finding = next(o for o in doc["objects"] if o["object"] == "app")["findings"][0]
+    assert "sum_squares" in finding["function"] and finding["may_use"] == "BASELINE"

@@ -7,7 +7,7 @@ style); ``max`` lists, per family, the only names ``max`` selects; ``groups`` ar
 ``#name`` in ``@targets``; ``dispatch_implied: true`` closes what ``cpu-dispatch`` selects under
 implication, as numpy 2's option parser does (``avx2`` also dispatches FMA3, F16C, AVX, ...).
 ``feature_set`` states instead the project's whole set of names per family (rows starting from
-built-in ones with ``like``, its own ``min``), with ``retired`` names, ``minus``, ``keep_covered`` and ``rings``.
+built-in ones with ``like``, its own ``min``), with ``retired`` names, ``minus``, ``keep_covered``, ``rings`` and ``plus_parts``.
 ``load`` turns it into a
 ``tables.Project`` that a ``Request`` carries; nothing here is process-wide state.  The file
 and its probes are untrusted input, read like dispatch sources: regular files only, bounded.
@@ -88,7 +88,7 @@ def load(path: str | os.PathLike[str] | None) -> Project | None:
         groups[name.upper()] = _group(shown, name, items, known)
     policies = Policies(dispatch_implied=doc.get("dispatch_implied", False), minus=doc.get("minus", "successors"),
                         keep_covered=doc.get("keep_covered", False), own_detect=owns,
-                        rings=doc.get("rings", "fold"))
+                        rings=doc.get("rings", "fold"), plus_parts=doc.get("plus_parts", "ascending"))
     return Project(path=os.path.realpath(given), given=given, digest=h.hexdigest(), rows=rows, groups=groups,
                    max=limits, owns=owns, mins=mins, retired=retired, policies=policies)
 

@@ -158,6 +158,7 @@ class Policies(NamedTuple):
     keep_covered: bool = False  # a target list without 'baseline' keeps the targets the baseline covers
     own_detect: bool = False  # a target's run-time test is the rows' 'detect' (numpy's), not ccopt's recipes
     rings: str = "fold"  # rows implying each other: one target ('fold'), or each listed member its own ('separate')
+    plus_parts: str = "ascending"  # merged '-march=...+ext' parts: lowest row's first, or ('descending') highest's
 
 
 DEFAULT_POLICIES = Policies()
@@ -535,7 +536,7 @@ class Table(NamedTuple):
             if f.flags_replace:  # matched at the start of a flag, as numpy's 'match'
                 flags = [x for x in flags if not re.match(f.flags_replace, x)]
             flags.extend(f.flags)
-        return normalize_flags(flags, self.conflicts, self.context)
+        return normalize_flags(flags, self.conflicts, self.context, self.policies.plus_parts == "descending")
 
     def with_context(self, args: Sequence[str]) -> Table:
         """This table, for a build whose own args pick a CPU (``-march=``, ``-mcpu=``, ...)."""

@@ -197,6 +197,25 @@ def test_a_baseline_holding_the_ring_defines_all_of_it_either_way(fake: Any) -> 
         f"-DNPY_HAVE_{n}" for n in ("NEON", "NEON_FP16", "NEON_VFPV4", "ASIMD")}
 
 
+def test_a_cpu_the_users_args_pick_is_given_by_its_own_flags_too(fake: Any) -> None:
+    """``-Dc_args=-march=armv8.2-a+fp16``: the detected ASIMDHP's flag is in the baseline's args, which numpy gives
+    its C++ objects too, where c_args never reach (NPY_HAVE_ASIMDHP there, and the flag, as the fork does)."""
+    numpy = project.load(NUMPY25)
+    det = detect(Request(command=("fakecc",), args=("-march=armv8.2-a+fp16",), project=numpy, macros=NUMPY),
+                 runner=fake(scenario="gcc12-aarch64"))
+    assert "ASIMDHP" in det.baseline and det.baseline_args()[0] == "-march=armv8.2-a+fp16"
+
+
+def test_plus_parts_follow_the_order_the_project_states() -> None:
+    numpy = project.load(NUMPY25)
+    assert numpy is not None and numpy.policies.plus_parts == "descending"
+    # numpy's Meson fork: a row's value, then what it kept of the lower rows' flags (cpu-baseline=sve)
+    assert tables.table_for("aarch64", "gcc", numpy).flags_for(["SVE"]) == ["-march=armv8.2-a+sve+fp16"]
+    assert tables.table_for("aarch64", "gcc", numpy).flags_for(["ASIMDFHM"]) == ["-march=armv8.2-a+fp16fml+fp16"]
+    # the built-in tables keep numpy.distutils' order, lowest row first
+    assert tables.table_for("aarch64", "gcc").flags_for(["SVE"]) == ["-march=armv8.2-a+fp16+sve"]
+
+
 def _load(tmp_path: Path, change: dict[str, Any], family: str = "x86") -> None:
     doc = json.loads(FIXTURE.read_text())
     for key, value in change.items():
@@ -222,6 +241,7 @@ def _load(tmp_path: Path, change: dict[str, Any], family: str = "x86") -> None:
     ({"minus": "all"}, "minus: \"all\" is not one of ['successors', 'feature']"),
     ({"keep_covered": "yes"}, "keep_covered: expected boolean, got \"yes\""),
     ({"rings": "split"}, "rings: \"split\" is not one of ['fold', 'separate']"),
+    ({"plus_parts": "up"}, "plus_parts: \"up\" is not one of ['ascending', 'descending']"),
     ({"max": {"x86": ["LEVEL2"]}}, "'max' adds to the built-in tables, which a 'feature_set' replaces"),
 ])
 def test_mistakes_are_one_line_errors(tmp_path: Path, change: dict[str, Any], message: str) -> None:

@@ -323,8 +323,10 @@ def _choose(st: Statement, det: Detection, table: Table,
         said += [(m, "the baseline covers it: its code runs in the BASELINE version") for m in chosen
                  if all(n in baseline for n in m)]
         chosen = [m for m in chosen if not all(n in baseline for n in m)]
-    # mutual implication ties (e.g. MSVC's FMA3 <-> AVX2) keep the higher feature only
-    tied = [m for m in chosen if len(m) == 1 and any(
+    # mutual implication ties (e.g. MSVC's FMA3 <-> AVX2) keep the higher feature only, unless the project keeps
+    # the members of a ring apart (numpy's fork builds NEON and ASIMD, each with its own defines)
+    fold = table.policies.rings == "fold"
+    tied = [m for m in chosen if fold and len(m) == 1 and any(
         o != m and len(o) == 1 and m[0] in table.closure(o) and o[0] in table.closure(m)
         and table.rank(o) > table.rank(m) for o in chosen)]
     said += [(m, "it and a higher target imply each other with this compiler: the higher one is built")

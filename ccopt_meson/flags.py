@@ -17,14 +17,24 @@ def _split_plus(flag: str) -> tuple[str, list[str]]:
     return head, exts
 
 
+def _carried(flags: Sequence[str], hits: Sequence[int], latest_first: bool) -> list[str]:
+    """The ``+ext`` parts of ``flags[i]`` for each of ``hits``, in their order or the latest flag's first, each once."""
+    order = reversed(hits) if latest_first else hits
+    return [e for e in dict.fromkeys(e for i in order for e in _split_plus(flags[i])[1]) if e]
+
+
 def normalize_flags(flags: Sequence[str], conflicts: Sequence[Mapping[str, Any]],
-                    context: Sequence[str] = ()) -> list[str]:
+                    context: Sequence[str] = (), latest_first: bool = False) -> list[str]:
     """Drop duplicates and resolve conflicting flags, later flags winning.
 
     For each conflict rule only the last matching flag survives (``-march=``,
     ``-mcpu=``, ``/arch:``).  With ``merge_plus`` the ``+ext`` parts of the
-    dropped flags are carried into the winner, so ``-march=armv8.2-a+fp16`` and
-    ``-march=armv8.2-a+fp16fml`` become ``-march=armv8.2-a+fp16+fp16fml``.
+    dropped flags are carried into the winner.  Flags come lowest feature first
+    (``Table.flags_for``); the parts keep that order, so ``-march=armv8.2-a+fp16`` then
+    ``-march=armv8.2-a+sve`` become ``-march=armv8.2-a+fp16+sve`` (numpy.distutils' text), or
+    with ``latest_first`` (a project's ``plus_parts: descending``) ``-march=armv8.2-a+sve+fp16``,
+    the text numpy's Meson fork writes (a row's value, then what its ``mfilter`` kept of the
+    flags before it).  The same to GCC; not the same text.
 
     ``context`` holds the user's own CPU-selecting flags, which come earlier on the
     command line.  Additive ``+ext`` flags build on the user's base instead of
@@ -33,6 +43,8 @@ def normalize_flags(flags: Sequence[str], conflicts: Sequence[Mapping[str, Any]]
     parts onto the user's flag of another kind (``-mcpu=neoverse-v1+sve``), since
     gcc warns when ``-march`` and ``-mcpu`` disagree.  Level flags without ``+``
     parts (``-march=arch13``, ``-mcpu=power10``) still win: they are the feature.
+    A flag equal to the user's own stays: the user's arguments are one language's
+    (``c_args`` never reach a C++ line) while these flags may serve every language.
     """
     out: list[str] = []
     for f in flags:
@@ -44,13 +56,13 @@ def normalize_flags(flags: Sequence[str], conflicts: Sequence[Mapping[str, Any]]
         if "fold_into" in rule:
             host = [c for c in context if re.search(rule["fold_into"], c)]
             if host and hits:
-                exts = [e for i in hits for e in _split_plus(out[i])[1]]
-                out = [f for i, f in enumerate(out) if i not in hits] + ["+".join([host[-1], *dict.fromkeys(exts)])]
+                out = [f for i, f in enumerate(out) if i not in hits] + [
+                    "+".join([host[-1], *_carried(out, hits, latest_first)])]
             continue
         mine = [c for c in context if pat.search(c)]
         if rule.get("merge_plus") and mine and hits and "+" in out[hits[-1]]:
             head, theirs = _split_plus(mine[-1])
-            exts = theirs + [e for i in hits for e in _split_plus(out[i])[1]]
+            exts = theirs + _carried(out, hits, latest_first)
             winner = "+".join([head, *(e for e in dict.fromkeys(exts) if e)])
             out = [winner if i == hits[-1] else f for i, f in enumerate(out) if i == hits[-1] or i not in hits]
             continue
@@ -58,15 +70,10 @@ def normalize_flags(flags: Sequence[str], conflicts: Sequence[Mapping[str, Any]]
             continue
         winner = out[hits[-1]]
         if rule.get("merge_plus"):
-            head, own = _split_plus(winner)
-            carried: list[str] = []
-            for i in hits[:-1]:
-                carried.extend(_split_plus(out[i])[1])
-            exts = [e for e in dict.fromkeys(carried + own) if e]
-            winner = "+".join([head, *exts])
+            winner = "+".join([_split_plus(winner)[0], *_carried(out, hits, latest_first)])
         keep = set(hits[:-1])
         out = [winner if i == hits[-1] else f for i, f in enumerate(out) if i not in keep]
-    return [f for f in out if f not in context]  # the user's own flags are on the command line already
+    return out
 
 
 def mentions(text: str, flag: str) -> bool:

@@ -7,10 +7,11 @@ style); ``max`` lists, per family, the only names ``max`` selects; ``groups`` ar
 ``#name`` in ``@targets``; ``dispatch_implied: true`` closes what ``cpu-dispatch`` selects under
 implication, as numpy 2's option parser does (``avx2`` also dispatches FMA3, F16C, AVX, ...).
 ``feature_set`` states instead the project's whole set of names per family (rows starting from
-built-in ones with ``like``, its own ``min``), with ``retired`` names, ``minus`` and ``keep_covered``.
-``load`` turns it into a
-``tables.Project`` that a ``Request`` carries; nothing here is process-wide state.  The file
-and its probes are untrusted input, read like dispatch sources: regular files only, bounded.
+built-in ones with ``like``, its own ``min``), with ``retired`` names, ``minus`` and ``keep_covered``;
+``rings`` and ``plus_parts`` say how rows that imply each other are built and how ``+ext`` parts are
+merged.  ``load`` turns it into a ``tables.Project`` that a ``Request`` carries; nothing here is
+process-wide state.  The file and its probes are untrusted input, read like dispatch sources:
+regular files only, bounded.
 """
 
 from __future__ import annotations
@@ -87,7 +88,8 @@ def load(path: str | os.PathLike[str] | None) -> Project | None:
                          "rename one")
         groups[name.upper()] = _group(shown, name, items, known)
     policies = Policies(dispatch_implied=doc.get("dispatch_implied", False), minus=doc.get("minus", "successors"),
-                        keep_covered=doc.get("keep_covered", False), own_detect=owns)
+                        keep_covered=doc.get("keep_covered", False), own_detect=owns,
+                        rings=doc.get("rings", "fold"), plus_parts=doc.get("plus_parts", "ascending"))
     return Project(path=os.path.realpath(given), given=given, digest=h.hexdigest(), rows=rows, groups=groups,
                    max=limits, owns=owns, mins=mins, retired=retired, policies=policies)
 

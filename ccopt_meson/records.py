@@ -200,9 +200,9 @@ class Detection(NamedTuple):
 
     def defines(self, names: Iterable[str]) -> list[str]:
         """``-DCCOPT_HAVE_X=1`` (in the compiler's spelling and the build's protocol) for ``names`` and all they
-        imply."""
+        imply (``Table.defined``)."""
         assert self.table is not None
-        closure = self.have_names(self.table.sort(self.table.closure(names)))
+        closure = self.have_names(self.table.sort(self.table.defined(names)))
         return [self.define(self.spelling("have", name=n)) for n in closure]
 
     def define(self, text: str) -> str:

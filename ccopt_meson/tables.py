@@ -158,6 +158,8 @@ class Policies(NamedTuple):
     minus: str = "successors"  # '-NAME' removes NAME and what implies it, or ('feature') NAME alone
     keep_covered: bool = False  # a target list without 'baseline' keeps the targets the baseline covers
     own_detect: bool = False  # a target's run-time test is the rows' 'detect' (numpy's), not ccopt's recipes
+    rings: str = "fold"  # rows implying each other: one target ('fold'), or each listed member its own ('separate')
+    plus_parts: str = "ascending"  # merged '-march=...+ext' parts: lowest row's first, or ('descending') highest's
 
 
 DEFAULT_POLICIES = Policies()
@@ -510,6 +512,21 @@ class Table(NamedTuple):
             todo.extend(i for i in self.features[n].implies if i in self.features)
         return frozenset(seen)
 
+    def defined(self, names: Iterable[str]) -> frozenset[str]:
+        """What a target of ``names`` defines: their closure; with rings kept ``separate``, less each member's ring
+        partners ranked below it (numpy's fork tests a ring lowest first and does not enter a feature it is
+        already testing, so ASIMD defines ASIMD alone and NEON defines NEON, NEON_FP16, NEON_VFPV4 and ASIMD)."""
+        given = frozenset(names)
+        closure = self.closure(given)
+        if self.policies.rings != "separate":
+            return closure
+        below = {r for n in given if n in self.features for r in closure
+                 if r not in given and n in self.closure([r]) and self._order(r) < self._order(n)}
+        return closure - below
+
+    def _order(self, name: str) -> tuple[int, str]:
+        return (self.features[name].interest, name)
+
     def sort(self, names: Iterable[str], reverse: bool = False) -> list[str]:
         return sorted(set(names), key=lambda n: (self.features[n].interest, n), reverse=reverse)
 
@@ -521,7 +538,7 @@ class Table(NamedTuple):
             if f.flags_replace:  # matched at the start of a flag, as numpy's 'match'
                 flags = [x for x in flags if not re.match(f.flags_replace, x)]
             flags.extend(f.flags)
-        return normalize_flags(flags, self.conflicts, self.context)
+        return normalize_flags(flags, self.conflicts, self.context, self.policies.plus_parts == "descending")
 
     def with_context(self, args: Sequence[str]) -> Table:
         """This table, for a build whose own args pick a CPU (``-march=``, ``-mcpu=``, ...)."""

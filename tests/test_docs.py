@@ -257,3 +257,26 @@ def test_runtime_snippet_compiles_and_runs(tmp_path: Path) -> None:
                     str(runtime / "ccopt_cpu.c"), "-o", str(exe)], check=True, capture_output=True, text=True)
     out = subprocess.run([str(exe)], check=True, capture_output=True, text=True).stdout
     assert out.splitlines()[-1].startswith(f"{platform.machine()}: ")
+
+
+def _numpy_case_row(version: str, platform_name: str, options: tuple[str, ...]) -> tuple[str, str, str]:
+    """A case of tests/test_example_numpy.py as examples/numpy/README.md's table spells it."""
+    shown = {"x86_64-gcc": "x86_64 gcc", "x86_64-clang": "x86_64 clang"}.get(platform_name, f"{platform_name} (cross)")
+    return version, shown, ", ".join(f"`{o.removeprefix('-D')}`" for o in options) or "defaults"
+
+
+def test_numpy_cases_table_is_the_test_s_list() -> None:
+    """The claim as evidence: the README's table of configurations compared with numpy's fork lists exactly the
+    cases the comparison test runs, and the docs' summary counts them."""
+    from .test_example_numpy import BUILT, CASES
+
+    readme = (ROOT / "examples" / "numpy" / "README.md").read_text()
+    table = readme.split("### Configuration: the cases compared", 1)[1].split("\n#", 1)[0]
+    rows = re.findall(r"^\| (\d+\.\d+\.\d+) \| ([^|]+?) \| ([^|]+?) \| [^|]+ \|$", table, re.M)
+    assert sorted(rows) == sorted(_numpy_case_row(*c) for c in CASES)
+    platforms = {c.platform for c in CASES}
+    summary = (ROOT / "docs" / "project" / "examples.md").read_text()
+    said = f"{len(CASES)} cases ({len({c.version for c in CASES})} versions, {len(platforms)} platforms)"
+    assert said in summary and said in readme
+    built = ", ".join(BUILT)
+    assert f"built and tested: numpy {built} on x86_64" in readme and f"built and tested: numpy {built}" in summary

@@ -41,22 +41,26 @@ import toolchain  # noqa: E402
 
 X86_64 = platform.machine().lower() in ("x86_64", "amd64")
 MARCH = "-Dc_args=-march=haswell"
+NONE = "-Dcpu-baseline=none"  # a ring's members (NEON..ASIMD, VSX/VSX2, 2.2.6's SSE/SSE2) then dispatched apart
 
-# numpy's options per version, on this machine's x86_64 gcc; the other platforms take the defaults
-# (and, for 2.5.5, one baseline each), enough to show that their rows and names agree
+# numpy's options per version, on this machine's x86_64 gcc; the other platforms take the defaults, a raised
+# baseline (2.5.5), an empty one where numpy's rows form rings, and aarch64's own -march cases. This list is
+# the claim: examples/numpy/README.md's table is checked against it (tests/test_docs.py)
 OPTIONS_X86 = {
     "2.5.5": [(), ("-Dcpu-dispatch=x86_v3",), ("-Dcpu-baseline=x86_v3",), ("-Dcpu-baseline=sse41",),
               ("-Dcpu-dispatch=avx2",), ("-Dcpu-dispatch=max -x86_v4",), ("-Dcpu-dispatch=max -avx512f",),
               ("-Ddisable-optimization=true",), (MARCH, "-Dcpu-baseline-detect=auto"),
               (MARCH, "-Dcpu-baseline-detect=enabled"), (MARCH, "-Dcpu-baseline-detect=disabled"),
               ("-Dcpu-baseline=native",)],
-    "2.2.6": [(), ("-Dcpu-baseline=sse42",), ("-Dcpu-baseline=avx2",), ("-Dcpu-baseline=native",)],
+    "2.2.6": [(), ("-Dcpu-baseline=sse42",), ("-Dcpu-baseline=avx2",), ("-Dcpu-baseline=native",), (NONE,)],
 }
 OTHER_PLATFORMS = {
     "2.5.5": {"x86_64-clang": [(), ("-Dcpu-baseline=x86_v3",), ("-Dcpu-baseline=native",)],
-              "aarch64": [(), ("-Dcpu-baseline=asimdhp",)], "ppc64le": [(), ("-Dcpu-baseline=vsx3",)],
+              "aarch64": [(), ("-Dcpu-baseline=asimdhp",), (NONE,), ("-Dcpu-baseline=sve",),
+                          ("-Dc_args=-march=armv8.2-a+fp16",)],
+              "ppc64le": [(), ("-Dcpu-baseline=vsx3",), (NONE,)],
               "s390x": [(), ("-Dcpu-baseline=vxe",)], "i686": [(), ("-Dcpu-baseline=x86_v3",)]},
-    "2.2.6": {"x86_64-clang": [()], "aarch64": [()], "ppc64le": [()], "s390x": [()], "i686": [()]},
+    "2.2.6": {"x86_64-clang": [()], "aarch64": [(), (NONE,)], "ppc64le": [(), (NONE,)], "s390x": [()], "i686": [()]},
 }
 CASES = [configure_numpy.Case(v, "x86_64-gcc", o) for v, opts in OPTIONS_X86.items() for o in opts] + [
     configure_numpy.Case(v, p, o) for v, by in OTHER_PLATFORMS.items() for p, opts in by.items() for o in opts]

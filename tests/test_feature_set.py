@@ -155,6 +155,67 @@ def test_lists_without_baseline_keep_covered_targets(proj: tables.Project, fake:
     assert [t.name for t in select(parse_targets("baseline LEVEL4 LEVEL3", "k", proj), det)] == ["LEVEL4", "BASELINE"]
 
 
+NUMPY25 = ROOT / "examples" / "numpy" / "2.5.5" / "ccopt-numpy.json"
+RING_LIST = "ASIMDHP ASIMD NEON_VFPV4 NEON"  # as numpy's sources list them (loops_hyperbolic, argfunc, ...)
+
+
+def _ring_targets(proj: tables.Project | None, fake: Any) -> dict[str, list[str]]:
+    """Each target of RING_LIST with an empty baseline on aarch64, and the NPY_HAVE_* names it defines."""
+    det = detect(Request(command=("fakecc",), baseline="none", project=proj, macros=NUMPY),
+                 runner=fake(scenario="gcc12-aarch64"))
+    return {t.name: [a[len("-DNPY_HAVE_"):] for a in t.args if a.startswith("-DNPY_HAVE_")]
+            for t in select(parse_targets(RING_LIST, "k", proj), det)}
+
+
+def test_rings_kept_apart_build_each_listed_member_with_its_own_defines(fake: Any) -> None:
+    numpy = project.load(NUMPY25)
+    assert numpy is not None and numpy.policies.rings == "separate"
+    got = _ring_targets(numpy, fake)
+    # what numpy's fork builds (its dump of cpu-baseline=none): each member, defining itself and the members
+    # ranked above it; a feature outside the ring (ASIMDHP) defines the whole ring it implies
+    assert list(got) == ["ASIMDHP", "ASIMD", "NEON_VFPV4", "NEON"]
+    assert got["ASIMD"] == ["ASIMD"] and got["NEON_VFPV4"] == ["NEON_VFPV4", "ASIMD"]
+    assert got["NEON"] == ["NEON", "NEON_FP16", "NEON_VFPV4", "ASIMD"]
+    assert set(got["ASIMDHP"]) == {"NEON", "NEON_FP16", "NEON_VFPV4", "ASIMD", "ASIMDHP"}
+
+
+def test_rings_fold_by_default(fake: Any, tmp_path: Path) -> None:
+    doc = json.loads(NUMPY25.read_text())
+    del doc["rings"]
+    (tmp_path / "f.json").write_text(json.dumps(doc))
+    folded = project.load(tmp_path / "f.json")
+    assert folded is not None and folded.policies.rings == "fold"
+    got = _ring_targets(folded, fake)
+    assert list(got) == ["ASIMDHP", "ASIMD"]  # one target for the ring, defining every member
+    assert set(got["ASIMD"]) == {"NEON", "NEON_FP16", "NEON_VFPV4", "ASIMD"}
+
+
+def test_a_baseline_holding_the_ring_defines_all_of_it_either_way(fake: Any) -> None:
+    numpy = project.load(NUMPY25)
+    det = detect(Request(command=("fakecc",), project=numpy, macros=NUMPY), runner=fake(scenario="gcc12-aarch64"))
+    assert {a for a in det.baseline_args() if a.startswith("-DNPY_HAVE_")} == {
+        f"-DNPY_HAVE_{n}" for n in ("NEON", "NEON_FP16", "NEON_VFPV4", "ASIMD")}
+
+
+def test_a_cpu_the_users_args_pick_is_given_by_its_own_flags_too(fake: Any) -> None:
+    """``-Dc_args=-march=armv8.2-a+fp16``: the detected ASIMDHP's flag is in the baseline's args, which numpy gives
+    its C++ objects too, where c_args never reach (NPY_HAVE_ASIMDHP there, and the flag, as the fork does)."""
+    numpy = project.load(NUMPY25)
+    det = detect(Request(command=("fakecc",), args=("-march=armv8.2-a+fp16",), project=numpy, macros=NUMPY),
+                 runner=fake(scenario="gcc12-aarch64"))
+    assert "ASIMDHP" in det.baseline and det.baseline_args()[0] == "-march=armv8.2-a+fp16"
+
+
+def test_plus_parts_follow_the_order_the_project_states() -> None:
+    numpy = project.load(NUMPY25)
+    assert numpy is not None and numpy.policies.plus_parts == "descending"
+    # numpy's Meson fork: a row's value, then what it kept of the lower rows' flags (cpu-baseline=sve)
+    assert tables.table_for("aarch64", "gcc", numpy).flags_for(["SVE"]) == ["-march=armv8.2-a+sve+fp16"]
+    assert tables.table_for("aarch64", "gcc", numpy).flags_for(["ASIMDFHM"]) == ["-march=armv8.2-a+fp16fml+fp16"]
+    # the built-in tables keep numpy.distutils' order, lowest row first
+    assert tables.table_for("aarch64", "gcc").flags_for(["SVE"]) == ["-march=armv8.2-a+fp16+sve"]
+
+
 def _load(tmp_path: Path, change: dict[str, Any], family: str = "x86") -> None:
     doc = json.loads(FIXTURE.read_text())
     for key, value in change.items():
@@ -179,6 +240,8 @@ def _load(tmp_path: Path, change: dict[str, Any], family: str = "x86") -> None:
     ({"retired": {"LEVEL2": "LEVEL3"}}, "retired: LEVEL2 is a name the project still knows"),
     ({"minus": "all"}, "minus: \"all\" is not one of ['successors', 'feature']"),
     ({"keep_covered": "yes"}, "keep_covered: expected boolean, got \"yes\""),
+    ({"rings": "split"}, "rings: \"split\" is not one of ['fold', 'separate']"),
+    ({"plus_parts": "up"}, "plus_parts: \"up\" is not one of ['ascending', 'descending']"),
     ({"max": {"x86": ["LEVEL2"]}}, "'max' adds to the built-in tables, which a 'feature_set' replaces"),
 ])
 def test_mistakes_are_one_line_errors(tmp_path: Path, change: dict[str, Any], message: str) -> None:

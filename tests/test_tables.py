@@ -149,6 +149,8 @@ def test_flags_build_on_the_users_own_cpu_choice() -> None:
     z = tables.table_for("s390x", "gcc").with_context(["-march=z14"])
     assert z.flags_for(["VXE2"])[-1] == "-march=arch13"
     assert tables.table_for("x86_64", "gcc").with_context(["-march=haswell"]).flags_for(["AVX2"])[-1] == "-mavx2"
+    # a flag equal to the user's own is still given: c_args never reach a C++ line, these flags serve both
+    assert arm.with_context(["-march=armv8.2-a+fp16"]).flags_for(["ASIMDHP"]) == ["-march=armv8.2-a+fp16"]
 
 
 def test_compilers_json_matches_its_schema() -> None:

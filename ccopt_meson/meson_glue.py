@@ -178,6 +178,9 @@ def _configure_lines(det: Detection, path: str) -> list[tuple[str, str]]:
         ("compiler", check_field(f"{det.compiler.id}-{det.compiler.version}".replace(" ", "_"), "compiler version")),
         ("baseline_names", " ".join(det.baseline)),
         ("baseline_args", _args_field(base_args, "baseline argument")),
+        # the baseline's macros without its flags: the run-time library is compiled for the architecture's
+        # minimum, so that its before-main check runs on a CPU below the baseline (docs/reference/runtime.md)
+        ("baseline_defines", _args_field(det.defines(det.baseline) if det.baseline else [], "baseline argument")),
         ("dispatch_names", " ".join(det.dispatch)),
         ("baseline_request", check_field(det.baseline_request(), "baseline request", spaces=True)),
         ("cache_hit", "true" if det.cache_hit else "false"),

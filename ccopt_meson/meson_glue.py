@@ -456,6 +456,12 @@ def _dropped_targets(kernels: list[Kernel], det: Detection) -> list[str]:
     return notes
 
 
+def _compiled(plan: Sequence[tuple[Kernel, str | None, list[dispatch.Target]]]) -> list[str]:
+    """What the configure summary cannot know: the versions this project compiles, one note per source."""
+    return [f"targets: {k.source}: compiled versions: {' '.join(t.name for t in chosen)}"
+            for k, _, chosen in plan if chosen]
+
+
 def _library(prefix: str, target: dispatch.Target, policies: frozenset[str]) -> str:
     """One library per distinct set of compile args: the target plus the policies that change args."""
     opt = "_maxopt" if policies & {"MAXOPT", "AUTOVEC"} else ""
@@ -537,6 +543,7 @@ def targets(opts: TargetsOptions) -> int:
     ordered = sorted(groups.items(), key=lambda kv: kv[1][3])
     text = "".join(f"{lib}\t{_args_field(args, 'target argument')}\t{' '.join(srcs)}\t{name}\n"
                    for lib, (args, srcs, name, _) in ordered)
+    sys.stderr.write("".join(f"ccopt-meson: note: {n}\n" for n in _compiled(plan)))  # once nothing can fail
     sys.stdout.write(text)
     return 0
 

@@ -44,7 +44,7 @@ SNIPPETS: dict[str, tuple[str, str]] = {
     "cross/models": ("850295dd4967", HERE + "test_cross_snippets_are_what_the_cross_tests_run"),
     "meson-python/pyproject.toml": ("055e0cb0489c", WHEEL),
     "meson-python/meson.build": ("bc89d32730a7", WHEEL),
-    "meson-python/fastdot.c": ("d284c4f4aa01", WHEEL),
+    "meson-python/fastdot.c": ("13c65e60468e", WHEEL),
     "meson-python/build": ("95f12ba31e16", WHEEL),
     "meson-python/dist": ("6c689f8aa451", WHEEL),
     "parent-options": ("654edc31b3eb", HERE + "test_parent_options_snippet_is_the_fixture_s_code"),

@@ -435,6 +435,20 @@ def test_an_executable_below_its_baseline_stops_before_main_with_one_line(build:
 
 
 @pytest.mark.slow
+def test_an_aarch64_executable_below_its_baseline_stops_before_main(build: Builder) -> None:
+    """The same on aarch64 (the run-time reads AT_HWCAP): a baseline with ASIMDDP on a Cortex-A53."""
+    exe = build.cross("aarch64", "-DCCOPT_HAVE_ASIMDDP", "-DCCOPT_CPU_CHECK_BASELINE", "-pthread",
+                      sources=(*LIB, "driver.c"))
+    qemu = need(CROSS["aarch64"].qemu)
+    low = subprocess.run([qemu, "-cpu", "cortex-a53", str(exe)], capture_output=True, text=True, timeout=60)
+    assert low.returncode == 1 and low.stdout == "", low.stderr
+    assert _below(low) == ["ccopt: this CPU lacks ASIMDDP, which this build requires (its CPU baseline); "
+                           "to run here, build it with a lower baseline, e.g. -Dccopt-meson:cpu-baseline=min"]
+    high = subprocess.run([qemu, "-cpu", "max", str(exe)], capture_output=True, text=True, timeout=60)
+    assert high.returncode == 0 and high.stdout.startswith("threads 0 "), high.stderr
+
+
+@pytest.mark.slow
 @needs_x86_64
 def test_a_shared_library_below_its_baseline_never_stops_its_host(build: Builder) -> None:
     """Built with the check, a shared library's constructor does nothing: its init gets the same line."""

@@ -414,6 +414,12 @@ int main(int argc, char **argv)
 """
 
 
+def below_line(missing: str) -> str:
+    """The run-time's one line for a CPU lacking ``missing`` of the baseline."""
+    return (f"ccopt: this CPU lacks {missing}, which this build requires (its CPU baseline); to run here, build it "
+            "with a lower baseline, e.g. -Dccopt-meson:cpu-baseline=min")
+
+
 def _below(proc: subprocess.CompletedProcess[str]) -> list[str]:
     return [line for line in proc.stderr.splitlines() if not line.startswith("qemu")]
 
@@ -425,8 +431,7 @@ def test_an_executable_below_its_baseline_stops_before_main_with_one_line(build:
     exe = build.cross("x86_64", *AVX2_BASELINE, "-DCCOPT_CPU_CHECK_BASELINE", "-pthread", sources=(*LIB, "driver.c"))
     low = subprocess.run([qemu, "-cpu", "Nehalem", str(exe)], capture_output=True, text=True, timeout=60)
     assert low.returncode == 1 and low.stdout == ""  # before main: not SIGILL (132, -4), no output of main
-    assert _below(low) == ["ccopt: this CPU lacks AVX F16C AVX2_ISA AVX2, which this build requires (its CPU "
-                           "baseline); to run here, build it with a lower baseline, e.g. -Dccopt-meson:cpu-baseline=min"]
+    assert _below(low) == [below_line("AVX F16C AVX2_ISA AVX2")]
     high = subprocess.run([qemu, "-cpu", "Haswell", str(exe)], capture_output=True, text=True, timeout=60)
     assert high.returncode == 0 and high.stdout.startswith("threads 0 "), high.stderr
     # without the macro the program reaches main: the check is the glue's choice, ccopt-cpu-info's report stays
@@ -442,8 +447,7 @@ def test_an_aarch64_executable_below_its_baseline_stops_before_main(build: Build
     qemu = need(CROSS["aarch64"].qemu)
     low = subprocess.run([qemu, "-cpu", "cortex-a53", str(exe)], capture_output=True, text=True, timeout=60)
     assert low.returncode == 1 and low.stdout == "", low.stderr
-    assert _below(low) == ["ccopt: this CPU lacks ASIMDDP, which this build requires (its CPU baseline); "
-                           "to run here, build it with a lower baseline, e.g. -Dccopt-meson:cpu-baseline=min"]
+    assert _below(low) == [below_line("ASIMDDP")]
     high = subprocess.run([qemu, "-cpu", "max", str(exe)], capture_output=True, text=True, timeout=60)
     assert high.returncode == 0 and high.stdout.startswith("threads 0 "), high.stderr
 
@@ -459,8 +463,7 @@ def test_a_shared_library_below_its_baseline_never_stops_its_host(build: Builder
     host = build("gcc", "-ldl", sources=("below_host.c",))
     low = subprocess.run([qemu, "-cpu", "Nehalem", str(host), str(lib)], capture_output=True, text=True, timeout=60)
     assert low.returncode == 0 and _below(low) == [], low.stderr
-    assert low.stdout == ("host alive: ccopt: this CPU lacks AVX F16C AVX2_ISA AVX2, which this build requires (its "
-                          "CPU baseline); to run here, build it with a lower baseline, e.g. -Dccopt-meson:cpu-baseline=min\n")
+    assert low.stdout == f"host alive: {below_line('AVX F16C AVX2_ISA AVX2')}\n"
     high = subprocess.run([qemu, "-cpu", "Haswell", str(host), str(lib)], capture_output=True, text=True, timeout=60)
     assert high.stdout == "host alive: no message\n", high.stderr
 

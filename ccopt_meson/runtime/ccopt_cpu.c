@@ -351,13 +351,18 @@ static size_t ccopt__put(char *buf, size_t len, size_t n, char c)
     return n + 1;
 }
 
+static size_t ccopt__put_text(char *buf, size_t len, size_t n, const char *text)
+{
+    while (*text != '\0')
+        n = ccopt__put(buf, len, n, *text++);
+    return n;
+}
+
 static size_t ccopt__put_word(char *buf, size_t len, size_t n, const char *word)
 {
     if (n != 0)
         n = ccopt__put(buf, len, n, ' ');
-    while (*word != '\0')
-        n = ccopt__put(buf, len, n, *word++);
-    return n;
+    return ccopt__put_text(buf, len, n, word);
 }
 
 static int ccopt__upper(int c)
@@ -568,10 +573,14 @@ static int ccopt__compute(const unsigned char *fake)
             n = ccopt__put_word(ccopt__missing, sizeof ccopt__missing, n, ccopt_cpu_names[r->id]);
     }
     ccopt__message[0] = '\0';
-    if (n != 0)
-        snprintf(ccopt__message, sizeof ccopt__message,
-                 "ccopt: this CPU lacks %s, which this build requires (its CPU baseline); to run here, "
-                 "build it with a lower baseline, e.g. %s=min", ccopt__missing, CCOPT_CPU_BASELINE_OPTION);
+    if (n != 0) { /* no snprintf: the run-time calls only the libc functions it always did */
+        static const char *const parts[] = {"ccopt: this CPU lacks ", ccopt__missing,
+            ", which this build requires (its CPU baseline); to run here, build it with a lower baseline, e.g. ",
+            CCOPT_CPU_BASELINE_OPTION, "=min"};
+        size_t m = 0, k;
+        for (k = 0; k < sizeof parts / sizeof parts[0]; ++k)
+            m = ccopt__put_text(ccopt__message, sizeof ccopt__message, m, parts[k]);
+    }
     ccopt__apply_env(raw, base);
     memset(ccopt__have, 0, sizeof ccopt__have);
     for (i = 0; i < CCOPT_CPU_NRECIPES; ++i)

@@ -178,6 +178,9 @@ def _configure_lines(det: Detection, path: str) -> list[tuple[str, str]]:
         ("compiler", check_field(f"{det.compiler.id}-{det.compiler.version}".replace(" ", "_"), "compiler version")),
         ("baseline_names", " ".join(det.baseline)),
         ("baseline_args", _args_field(base_args, "baseline argument")),
+        # the baseline's macros without its flags: the run-time library is compiled for the architecture's
+        # minimum, so that its before-main check runs on a CPU below the baseline (docs/reference/runtime.md)
+        ("baseline_defines", _args_field(det.defines(det.baseline) if det.baseline else [], "baseline argument")),
         ("dispatch_names", " ".join(det.dispatch)),
         ("baseline_request", check_field(det.baseline_request(), "baseline request", spaces=True)),
         ("cache_hit", "true" if det.cache_hit else "false"),
@@ -453,6 +456,12 @@ def _dropped_targets(kernels: list[Kernel], det: Detection) -> list[str]:
     return notes
 
 
+def _compiled(plan: Sequence[tuple[Kernel, str | None, list[dispatch.Target]]]) -> list[str]:
+    """What the configure summary cannot know: the versions this project compiles, one note per source."""
+    return [f"targets: {k.source}: compiled versions: {' '.join(t.name for t in chosen)}"
+            for k, _, chosen in plan if chosen]
+
+
 def _library(prefix: str, target: dispatch.Target, policies: frozenset[str]) -> str:
     """One library per distinct set of compile args: the target plus the policies that change args."""
     opt = "_maxopt" if policies & {"MAXOPT", "AUTOVEC"} else ""
@@ -534,6 +543,7 @@ def targets(opts: TargetsOptions) -> int:
     ordered = sorted(groups.items(), key=lambda kv: kv[1][3])
     text = "".join(f"{lib}\t{_args_field(args, 'target argument')}\t{' '.join(srcs)}\t{name}\n"
                    for lib, (args, srcs, name, _) in ordered)
+    sys.stderr.write("".join(f"ccopt-meson: note: {n}\n" for n in _compiled(plan)))  # once nothing can fail
     sys.stdout.write(text)
     return 0
 

@@ -14,7 +14,7 @@ from ccopt_meson import host
 
 from .conftest import need
 from .snippets import snippet
-from .test_meson import Build, copy_repo, project
+from .test_meson import Build, copy_repo, project, written
 
 pytestmark = pytest.mark.slow
 REGEN = "Regenerating build files"
@@ -169,3 +169,28 @@ def fma_versions(binary: Path, name: str) -> dict[str, bool]:
                           text=True, check=True).stdout
     bodies = re.findall(rf"^[0-9a-f]+ <{name}_(\w+)>:\n(.*?)(?:\n\n|\Z)", text, re.S | re.M)
     return {target: "vfmadd" in body for target, body in bodies if re.search(r"AVX2|X86_V[34]|AVX512", target)}
+
+
+def test_readme_example_below_its_baseline_says_so_before_main(tmp_path: Path) -> None:
+    """The README's project built with cpu-baseline=x86_v3: on a CPU without AVX2 (qemu's Nehalem) the
+    executable stops before main with one line naming what is missing and the option, never SIGILL; on
+    Haswell it runs; ccopt-cpu-info still reports instead of stopping."""
+    x86_host()
+    qemu = need("qemu-x86_64-static")
+    src = tmp_path / "readme"
+    files = {"meson.build": snippet("consumer/meson.build")}
+    files.update({name: snippet(f"consumer/{name}") for name in ("dot.dispatch.c", "main.c")})
+    b = Build(tmp_path, written(src, files))
+    b.meson_cmd("setup", "-Dccopt-meson:cpu-baseline=x86_v3", str(b.dir))
+    b.ninja()
+    app = str(b.dir / "app")
+    low = subprocess.run([qemu, "-cpu", "Nehalem", app], capture_output=True, text=True, timeout=60)
+    assert low.returncode == 1 and low.stdout == "", (low.returncode, low.stderr)  # not 132, not -4 (SIGILL)
+    lines = [line for line in low.stderr.splitlines() if not line.startswith("qemu")]
+    assert len(lines) == 1 and re.search(r"^ccopt: this CPU lacks .*\bAVX2\b.*\bX86_V3\b", lines[0]), lines
+    assert "-Dccopt-meson:cpu-baseline=" in lines[0]
+    high = subprocess.run([qemu, "-cpu", "Haswell", app], capture_output=True, text=True, timeout=60)
+    assert high.returncode == 0 and "dot = 4950" in high.stdout, high.stderr
+    info = subprocess.run([qemu, "-cpu", "Nehalem", str(b.dir / "subprojects" / "ccopt-meson" / "ccopt-cpu-info"),
+                           "--json"], capture_output=True, text=True, timeout=60)
+    assert info.returncode == 0 and "AVX2" in json.loads(info.stdout)["baseline_missing"], info.stderr

@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from ccopt_meson import host
+
 from .conftest import IN_CI, need
 from .snippets import snippet
 from .test_consumer_meson import git_repo
@@ -67,6 +69,12 @@ def test_the_wheel_and_the_sdist_of_the_how_to(tmp_path: Path) -> None:
     out = _run([sys.executable, "-c", check.split('"')[1]], tmp_path, env)
     total, target = out.split()
     assert total == "4950.0" and re.fullmatch(r"\w+", target)
+    if host.machine_name() == "x86_64":  # below the baseline: the how-to's ImportError, the host lives
+        # qemu's qemu64 without pni lacks SSE3, which the default baseline (min) has on x86_64
+        r = subprocess.run([need("qemu-x86_64-static"), "-cpu", "qemu64,-pni", sys.executable, "-c",
+                            "import fastdot"], env=env, capture_output=True, text=True, timeout=300)
+        assert r.returncode == 1 and "ImportError: ccopt: this CPU lacks SSE3, which this build requires" in r.stderr, (
+            r.returncode, r.stderr[-2000:])
     names = zipfile.ZipFile(wheel).namelist()
     assert [n for n in names if not n.startswith("fastdot-1.0.dist-info/")] == [
         n for n in names if n.startswith("fastdot.") and n.endswith((".so", ".pyd"))]  # the module, nothing of ccopt

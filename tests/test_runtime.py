@@ -391,6 +391,83 @@ def test_missing_baseline_is_reported_not_fatal(build: Builder) -> None:
     assert doc["baseline_missing"] == []
 
 
+# A shared library (a Python extension, say) asks for the message in its init; its host dlopens it.
+BELOW_LIBRARY = r"""
+#include "ccopt_cpu.h"
+const char *module_init(void) { return ccopt_cpu_baseline_message(); }
+"""
+BELOW_HOST = r"""
+#include <dlfcn.h>
+#include <stdio.h>
+int main(int argc, char **argv)
+{
+    const char *(*init)(void);
+    void *lib = dlopen(argv[argc - 1], RTLD_NOW);
+    const char *message;
+    if (lib == NULL)
+        return 2;
+    *(void **)&init = dlsym(lib, "module_init");
+    message = init();
+    printf("host alive: %s\n", message ? message : "no message");
+    return 0;
+}
+"""
+
+
+def below_line(missing: str) -> str:
+    """The run-time's one line for a CPU lacking ``missing`` of the baseline."""
+    return (f"ccopt: this CPU lacks {missing}, which this build requires (its CPU baseline); to run here, build it "
+            "with a lower baseline, e.g. -Dccopt-meson:cpu-baseline=min")
+
+
+def _below(proc: subprocess.CompletedProcess[str]) -> list[str]:
+    return [line for line in proc.stderr.splitlines() if not line.startswith("qemu")]
+
+
+@pytest.mark.slow
+@needs_x86_64
+def test_an_executable_below_its_baseline_stops_before_main_with_one_line(build: Builder) -> None:
+    qemu = need(CROSS["x86_64"].qemu)
+    exe = build.cross("x86_64", *AVX2_BASELINE, "-DCCOPT_CPU_CHECK_BASELINE", "-pthread", sources=(*LIB, "driver.c"))
+    low = subprocess.run([qemu, "-cpu", "Nehalem", str(exe)], capture_output=True, text=True, timeout=60)
+    assert low.returncode == 1 and low.stdout == ""  # before main: not SIGILL (132, -4), no output of main
+    assert _below(low) == [below_line("AVX F16C AVX2_ISA AVX2")]
+    high = subprocess.run([qemu, "-cpu", "Haswell", str(exe)], capture_output=True, text=True, timeout=60)
+    assert high.returncode == 0 and high.stdout.startswith("threads 0 "), high.stderr
+    # without the macro the program reaches main: the check is the glue's choice, ccopt-cpu-info's report stays
+    plain = build.cross("x86_64", *AVX2_BASELINE, "-pthread", sources=(*LIB, "driver.c"))
+    assert subprocess.run([qemu, "-cpu", "Nehalem", str(plain)], capture_output=True, timeout=60).returncode == 0
+
+
+@pytest.mark.slow
+def test_an_aarch64_executable_below_its_baseline_stops_before_main(build: Builder) -> None:
+    """The same on aarch64 (the run-time reads AT_HWCAP): a baseline with ASIMDDP on a Cortex-A53."""
+    exe = build.cross("aarch64", "-DCCOPT_HAVE_ASIMDDP", "-DCCOPT_CPU_CHECK_BASELINE", "-pthread",
+                      sources=(*LIB, "driver.c"))
+    qemu = need(CROSS["aarch64"].qemu)
+    low = subprocess.run([qemu, "-cpu", "cortex-a53", str(exe)], capture_output=True, text=True, timeout=60)
+    assert low.returncode == 1 and low.stdout == "", low.stderr
+    assert _below(low) == [below_line("ASIMDDP")]
+    high = subprocess.run([qemu, "-cpu", "max", str(exe)], capture_output=True, text=True, timeout=60)
+    assert high.returncode == 0 and high.stdout.startswith("threads 0 "), high.stderr
+
+
+@pytest.mark.slow
+@needs_x86_64
+def test_a_shared_library_below_its_baseline_never_stops_its_host(build: Builder) -> None:
+    """Built with the check, a shared library's constructor does nothing: its init gets the same line."""
+    qemu = need(CROSS["x86_64"].qemu)
+    (build.root / "below_lib.c").write_text(BELOW_LIBRARY)
+    (build.root / "below_host.c").write_text(BELOW_HOST)
+    lib = build("gcc", *AVX2_BASELINE, "-DCCOPT_CPU_CHECK_BASELINE", "-shared", "-fPIC", sources=(*LIB, "below_lib.c"))
+    host = build("gcc", "-ldl", sources=("below_host.c",))
+    low = subprocess.run([qemu, "-cpu", "Nehalem", str(host), str(lib)], capture_output=True, text=True, timeout=60)
+    assert low.returncode == 0 and _below(low) == [], low.stderr
+    assert low.stdout == f"host alive: {below_line('AVX F16C AVX2_ISA AVX2')}\n"
+    high = subprocess.run([qemu, "-cpu", "Haswell", str(host), str(lib)], capture_output=True, text=True, timeout=60)
+    assert high.stdout == "host alive: no message\n", high.stderr
+
+
 # --------------------------------------------------------------------------- other architectures under qemu
 
 # Facts about qemu 7.2's CPU models, as seen through AT_HWCAP/AT_HWCAP2.

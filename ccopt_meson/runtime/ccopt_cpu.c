@@ -271,6 +271,8 @@ static void ccopt__detect(unsigned char raw[CCOPT_CPU_MAX_FEATURE])
 
 static unsigned char ccopt__have[CCOPT_CPU_MAX_FEATURE];
 static char ccopt__missing[CCOPT_CPU_NAMES_TEXT_MAX];
+/* The one line ccopt_cpu_baseline_message() returns: the missing names and about 160 bytes of words. */
+static char ccopt__message[CCOPT_CPU_NAMES_TEXT_MAX + 256];
 static int ccopt__result;
 
 #if CCOPT__XCOMP_PERM
@@ -349,13 +351,18 @@ static size_t ccopt__put(char *buf, size_t len, size_t n, char c)
     return n + 1;
 }
 
+static size_t ccopt__put_text(char *buf, size_t len, size_t n, const char *text)
+{
+    while (*text != '\0')
+        n = ccopt__put(buf, len, n, *text++);
+    return n;
+}
+
 static size_t ccopt__put_word(char *buf, size_t len, size_t n, const char *word)
 {
     if (n != 0)
         n = ccopt__put(buf, len, n, ' ');
-    while (*word != '\0')
-        n = ccopt__put(buf, len, n, *word++);
-    return n;
+    return ccopt__put_text(buf, len, n, word);
 }
 
 static int ccopt__upper(int c)
@@ -565,6 +572,15 @@ static int ccopt__compute(const unsigned char *fake)
         if (base[r->id] && !ccopt__closed(raw, r))
             n = ccopt__put_word(ccopt__missing, sizeof ccopt__missing, n, ccopt_cpu_names[r->id]);
     }
+    ccopt__message[0] = '\0';
+    if (n != 0) { /* no snprintf: the run-time calls only the libc functions it always did */
+        static const char *const parts[] = {"ccopt: this CPU lacks ", ccopt__missing,
+            ", which this build requires (its CPU baseline); to run here, build it with a lower baseline, e.g. ",
+            CCOPT_CPU_BASELINE_OPTION, "=min"};
+        size_t m = 0, k;
+        for (k = 0; k < sizeof parts / sizeof parts[0]; ++k)
+            m = ccopt__put_text(ccopt__message, sizeof ccopt__message, m, parts[k]);
+    }
     ccopt__apply_env(raw, base);
     memset(ccopt__have, 0, sizeof ccopt__have);
     for (i = 0; i < CCOPT_CPU_NRECIPES; ++i)
@@ -651,6 +667,12 @@ const char *ccopt_cpu_baseline_missing(void)
 {
     ccopt_cpu_init();
     return ccopt__missing;
+}
+
+const char *ccopt_cpu_baseline_message(void)
+{
+    ccopt_cpu_init();
+    return ccopt__message[0] != '\0' ? ccopt__message : NULL;
 }
 
 int ccopt_cpu_have(int feature_id)
@@ -757,3 +779,55 @@ void ccopt_cpu_no_version(const char *name)
                     "add 'baseline' to its @targets statement\n", name, have[0] ? have : "none");
     abort();
 }
+
+/* ------------------------------------------------------------------ before main */
+
+/* CCOPT_CPU_CHECK_BASELINE (the Meson glue defines it): an executable whose baseline this CPU lacks
+ * stops before main() with ccopt_cpu_baseline_message() and exit status 1, not SIGILL in the first
+ * baseline instruction.  This object must itself be compiled without the baseline's -m flags (the glue
+ * gives it only the baseline's macros), or the check could fault before it speaks.
+ *
+ * A constructor, not .preinit_array: the static library is linked into shared libraries and Python
+ * extensions too, where the linker refuses .preinit_array ("not allowed in DSO").  In those the
+ * constructor returns at once: it acts only when this copy is part of the main program (its own ELF
+ * header is the one whose program headers the kernel passed in AT_PHDR); a library reports through
+ * ccopt_cpu_baseline_message() instead of killing its host.  Priority 101 runs it before the
+ * executable's other constructors; constructors of shared libraries the executable links run earlier,
+ * and one compiled for the baseline can still fault first (docs/reference/runtime.md). */
+#if defined(CCOPT_CPU_CHECK_BASELINE) && defined(__linux__) && defined(__ELF__) && \
+    (defined(__GNUC__) || defined(__clang__)) && defined(__has_include)
+#if __has_include(<sys/auxv.h>) && __has_include(<link.h>)
+#include <link.h> /* ElfW */
+#include <sys/auxv.h>
+#include <unistd.h>
+
+#define CCOPT__BELOW_BASELINE_EXIT 1
+
+/* Defined by the linker for the object (executable or shared library) this copy is linked into. */
+extern const ElfW(Ehdr) __ehdr_start __attribute__((weak, visibility("hidden")));
+
+static int ccopt__in_main_program(void)
+{
+    const ElfW(Ehdr) *self = &__ehdr_start;
+    if (self == NULL)
+        return 0;
+    return getauxval(AT_PHDR) == (unsigned long)((const char *)self + self->e_phoff);
+}
+
+__attribute__((constructor(101))) static void ccopt__check_before_main(void)
+{
+    const char *message;
+    int i, any = 0;
+    for (i = 0; i < CCOPT_CPU_NRECIPES; ++i) /* no baseline: nothing to check, no cpuid at start */
+        any |= ccopt_cpu_recipes[i].baseline;
+    if (!any || !ccopt__in_main_program())
+        return;
+    message = ccopt_cpu_baseline_message();
+    if (message == NULL)
+        return;
+    fputs(message, stderr);
+    fputc('\n', stderr);
+    _exit(CCOPT__BELOW_BASELINE_EXIT); /* no atexit handlers or destructors: they may be baseline code */
+}
+#endif
+#endif

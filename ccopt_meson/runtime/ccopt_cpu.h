@@ -44,7 +44,10 @@
  * libccopt_cpu exports nothing of it and calls its own copy directly; two
  * libraries with different tables in one process each answer with their own.
  *
- * Compile-time knobs: CCOPT_CPU_API (declaration prefix; define it empty to
+ * Compile-time knobs: CCOPT_CPU_CHECK_BASELINE (an executable stops before
+ * main() with ccopt_cpu_baseline_message() on a CPU below its baseline; set by
+ * the Meson glue); CCOPT_CPU_BASELINE_OPTION (the option that message names,
+ * "-Dccopt-meson:cpu-baseline" by default); CCOPT_CPU_API (declaration prefix; define it empty to
  * export the functions); CCOPT_CPU_NO_GETAUXVAL (always read /proc/self/auxv
  * on Linux); CCOPT_CPU_QUIET (no message about the environment variables on
  * stderr, for a library that must not write to its host's: the Meson option
@@ -65,6 +68,10 @@
 #endif
 #endif
 
+#ifndef CCOPT_CPU_BASELINE_OPTION
+#define CCOPT_CPU_BASELINE_OPTION "-Dccopt-meson:cpu-baseline"
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -77,6 +84,14 @@ CCOPT_CPU_API int ccopt_cpu_init(void);
 /* The baseline features (with what they imply) this CPU lacks, space
  * separated in interest order; "" when none.  Auto-initializes. */
 CCOPT_CPU_API const char *ccopt_cpu_baseline_missing(void);
+
+/* One line for a user (no newline) when this CPU lacks a baseline feature, else NULL:
+ *   ccopt: this CPU lacks ... AVX2 X86_V3, which this build requires (its CPU baseline);
+ *   to run here, build it with a lower baseline, e.g. -Dccopt-meson:cpu-baseline=min
+ * A shared library or Python extension calls it before any baseline code runs and reports it its
+ * host's way (an ImportError); an executable built by the Meson glue checks it before main()
+ * (CCOPT_CPU_CHECK_BASELINE).  Auto-initializes. */
+CCOPT_CPU_API const char *ccopt_cpu_baseline_message(void);
 
 /* 1 when the feature is usable, after the environment masks; 0 otherwise,
  * including ids of other architectures and out-of-range ids.  Auto-initializes. */

@@ -15,6 +15,7 @@ import re
 import shlex
 import subprocess
 import sys
+import tarfile
 from pathlib import Path
 
 import pytest
@@ -255,3 +256,57 @@ def test_runtime_snippet_compiles_and_runs(tmp_path: Path) -> None:
                     str(runtime / "ccopt_cpu.c"), "-o", str(exe)], check=True, capture_output=True, text=True)
     out = subprocess.run([str(exe)], check=True, capture_output=True, text=True).stdout
     assert out.splitlines()[-1].startswith(f"{platform.machine()}: ")
+
+
+# --------------------------------------------------------------------------- facts that would rot
+
+
+def test_history_is_in_the_changelog_not_in_the_guides() -> None:
+    """A guide or an explanation says what the tool does; what it did before is the changelog's."""
+    marks = re.compile(r"\*\*(?:fixed|changed|improved)\*\*|\((?:fixed|before:)[ )]")
+    found = [f"{p.relative_to(ROOT)}: {m.group(0)}" for p in (ROOT / "docs").rglob("*.md")
+             if p.parent.name in ("how-to", "explanation", "tutorial", "reference")
+             for m in marks.finditer(p.read_text())]
+    assert found == []
+
+
+def test_the_numpy_port_s_version_is_the_example_s_current_release() -> None:
+    current = re.search(r'^CURRENT = "([\d.]+)"', (ROOT / "examples" / "numpy" / "prepare_numpy.py").read_text(), re.M)
+    assert current
+    claims = {"docs/how-to/own-runtime.md": r"`examples/numpy` builds numpy ([\d.]+)",
+              "docs/how-to/port-from-numpy-distutils.md": r"is a complete port of\s+numpy ([\d.]+)'s",
+              "CONTRIBUTING.md": r"examples/numpy/\s+numpy ([\d.]+) on stock Meson",
+              "docs/project/examples.md": r"`examples/numpy` ports numpy's current release, ([\d.]+),"}
+    for page, claim in claims.items():
+        m = re.search(claim, (ROOT / page).read_text())
+        assert m and m.group(1) == current.group(1), f"{page}: the port is numpy {current.group(1)}"
+
+
+def test_contributing_counts_the_tests_there_are() -> None:
+    """CONTRIBUTING's 'about N tests, M of them fast' against pytest's own count, within 10%."""
+    stated = re.search(r"about ([\d,]+) tests, ([\d,]+) of them fast", (ROOT / "CONTRIBUTING.md").read_text())
+    assert stated, "CONTRIBUTING.md: the sentence counting the tests moved"
+    r = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-m", "not slow", "-p", "no:cacheprovider",
+                        "tests"], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    counted = re.search(r"^(\d+)/(\d+) tests collected", r.stdout, re.M)
+    assert counted, r.stdout[-2000:] + r.stderr[-2000:]
+    fast, total = int(counted.group(1)), int(counted.group(2))
+    for said, real in ((stated.group(1), total), (stated.group(2), fast)):
+        assert abs(int(said.replace(",", "")) / real - 1) < 0.10, f"CONTRIBUTING.md: {said} tests; pytest counts {real}"
+
+
+def test_the_sdist_size_the_meson_python_page_states(tmp_path: Path) -> None:
+    """An sdist carries the subproject as a wrap fetches it: every file of this Git tree, gzip-compressed."""
+    git = need("git")
+    listed = subprocess.run([git, "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True).stdout
+    names = [n for n in listed.decode().split("\0") if n and (ROOT / n).is_file() and not (ROOT / n).is_symlink()]
+    archive = tmp_path / "tree.tar.gz"
+    with tarfile.open(archive, "w:gz") as tar:
+        for name in names:
+            tar.add(ROOT / name, arcname=name)
+    stated = re.search(r"the whole subproject \(about (\d+) files, ([\d.]+) MB compressed\)",
+                       (ROOT / "docs" / "how-to" / "meson-python.md").read_text())
+    assert stated, "docs/how-to/meson-python.md: the sentence with the sdist's size moved"
+    size = archive.stat().st_size / 1e6
+    assert abs(len(names) / int(stated.group(1)) - 1) < 0.15, f"the tree has {len(names)} files"
+    assert abs(size / float(stated.group(2)) - 1) < 0.25, f"the tree is {size:.2f} MB compressed"

@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from ccopt_meson import emit_runtime, host, project, tables
+from ccopt_meson.version import __version__
 
 from .conftest import IN_CI, ROOT, need
 from .snippets import blocks, digest, pages, snippet
@@ -156,6 +157,15 @@ def test_options_reference_lists_every_option() -> None:
     table = re.findall(r"^\| `([\w-]+)` \| .* \| (0\.1\.0|unreleased) \|$",
                        (ROOT / "docs" / "reference" / "options.md").read_text(), re.M)
     assert sorted(set(options) - {name for name, _ in table}) == []
+
+
+def test_what_the_options_reference_calls_unreleased_is_in_the_changelog_s_unreleased() -> None:
+    page = (ROOT / "docs" / "reference" / "options.md").read_text()
+    rows = re.findall(r"^\| ((?:`[\w-]+`(?: / )?)+) \| .* \| unreleased \|$", page, re.M)
+    changelog = (ROOT / "CHANGELOG.md").read_text()
+    unreleased = changelog.split("## Unreleased", 1)[1].split("\n## ", 1)[0]
+    assert rows and [r for r in rows if not any(n in unreleased for n in re.findall(r"`[\w-]+`", r))] == []
+    assert f"version {__version__}" in page.replace("\n", " ")
 
 
 # --------------------------------------------------------------------------- the snippets

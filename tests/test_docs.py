@@ -28,6 +28,7 @@ from .snippets import blocks, digest, pages, snippet
 
 FRESH = "tests/test_consumer_meson.py::test_readme_snippets_build_verbatim_in_a_fresh_project_through_the_wrap"
 HERE = "tests/test_docs.py::"
+TRAPS = "tests/test_traps.py::test_the_library_maintainers_snippets_are_the_fixture_s_code"
 WHEEL = "tests/test_meson_python.py::test_the_wheel_and_the_sdist_of_the_how_to"
 # id -> (digest of its text, the test that builds or runs it)
 SNIPPETS: dict[str, tuple[str, str]] = {
@@ -39,8 +40,8 @@ SNIPPETS: dict[str, tuple[str, str]] = {
     "consumer/test-loop": ("9a8e0b378f38", HERE + "test_excerpts_are_part_of_the_snippet_they_quote"),
     "kernel/targets-in-source": ("a5841d242667", FRESH),
     "kernel/targets-files": ("916c36dd566f", FRESH),
-    "library/rename": ("5edeec8cdb17", "tests/test_traps.py::test_the_library_maintainers_snippets_are_the_fixture_s_code"),
-    "library/extern-c": ("044a637d8abe", "tests/test_traps.py::test_the_library_maintainers_snippets_are_the_fixture_s_code"),
+    "library/rename": ("5edeec8cdb17", TRAPS),
+    "library/extern-c": ("044a637d8abe", TRAPS),
     "contributing/setup": ("fd1a132b2b66", "tests/test_consistency.py::test_readme_test_command_is_what_ci_runs"),
     "contributing/site": ("aaac260eb77f", HERE + "test_site_builds_strictly"),
     "cross/aarch64.ini": ("5222ed656f6e", HERE + "test_cross_snippets_are_what_the_cross_tests_run"),
@@ -296,8 +297,9 @@ def test_contributing_counts_the_tests_there_are() -> None:
     """CONTRIBUTING's 'about N tests, M of them fast' against pytest's own count, within 10%."""
     stated = re.search(r"about ([\d,]+) tests, ([\d,]+) of them fast", (ROOT / "CONTRIBUTING.md").read_text())
     assert stated, "CONTRIBUTING.md: the sentence counting the tests moved"
-    r = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-m", "not slow", "-p", "no:cacheprovider",
-                        "tests"], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    collect = ["--collect-only", "-q", "-m", "not slow", "-p", "no:cacheprovider", "tests"]
+    r = subprocess.run([sys.executable, "-m", "pytest", *collect], cwd=ROOT, capture_output=True, text=True,
+                       timeout=600)
     counted = re.search(r"^(\d+)/(\d+) tests collected", r.stdout, re.M)
     assert counted, r.stdout[-2000:] + r.stderr[-2000:]
     fast, total = int(counted.group(1)), int(counted.group(2))

@@ -98,7 +98,8 @@ def test_minus_semantics(tmp_path: Path, fake: Any, minus: str, dispatch: str, e
     doc["minus"] = minus
     path = tmp_path / "f.json"
     path.write_text(json.dumps(doc))
-    det = detect(Request(command=("fakecc",), baseline="min", dispatch=dispatch, project=project.load(path)), runner=fake())
+    req = Request(command=("fakecc",), baseline="min", dispatch=dispatch, project=project.load(path))
+    det = detect(req, runner=fake())
     assert det.dispatch == expected
 
 
@@ -112,7 +113,8 @@ def test_minus_semantics(tmp_path: Path, fake: Any, minus: str, dispatch: str, e
 ])
 def test_detect_policy(proj: tables.Project, gcc: str, policy: str, args: tuple[str, ...],
                        baseline: tuple[str, ...]) -> None:
-    det = detect(Request(command=(gcc,), baseline="min", args=args, project=proj, baseline_detect=policy))  # numpy's default
+    # 'min': numpy's default, which its features file sets
+    det = detect(Request(command=(gcc,), baseline="min", args=args, project=proj, baseline_detect=policy))
     assert det.baseline == baseline
 
 

@@ -73,3 +73,17 @@ def test_the_tutorial_meson_build_cross_built_for_aarch64(tmp_path: Path) -> Non
     b.meson_cmd("setup", "--cross-file", str(ROOT / "tests" / "cross" / "aarch64.ini"), str(b.dir))
     out = b.meson_cmd("test", "-C", str(b.dir))
     assert re.search(r"1/1 \S*app\s+OK", out) and "app on" not in out, out
+
+
+def test_a_caller_without_the_generated_header_gets_the_message_troubleshooting_quotes(tmp_path: Path) -> None:
+    gcc = need("gcc")
+    caller = tmp_path / "main.c"
+    caller.write_text(snippet("consumer/main.c").replace('#include "dot.dispatch.h"\n', ""))
+    r = subprocess.run([gcc, "-fsyntax-only", str(caller)], capture_output=True, text=True)
+    page = (ROOT / "docs" / "how-to" / "troubleshooting.md").read_text()
+    quoted = re.search(r"^\| `error: (expected [^`]+)` on a `CCOPT_DISPATCH_DECLARE` line", page, re.M)
+    assert r.returncode != 0 and quoted
+    def plain(text: str) -> str:  # gcc quotes with ' or with U+2018/U+2019, by locale
+        return re.sub("['\u2018\u2019]", "", text)
+
+    assert plain(quoted.group(1)) in plain(r.stderr), r.stderr

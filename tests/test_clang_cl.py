@@ -242,7 +242,7 @@ def test_meson_configures_a_consumer_with_clang_cl_as_cross_compiler(clang_cl: s
     for var in ("CC", "CXX"):
         b.env.pop(var)
     out = b.meson_cmd("setup", "--cross-file", str(cross), str(b.dir))
-    assert "Compiler    : clang-cl-" in out and "Baseline    : SSE SSE2 SSE3" in out
+    assert "Compiler    : clang-cl-" in out and "Baseline    : SSE SSE2\n" in out  # detect: the x64 target's own
     targets = json.loads(b.meson_cmd("introspect", "--targets", str(b.dir)))
     statics = [t for t in targets if t["type"] == "static library"]
     assert "ccopt_cpu" in [t["name"] for t in statics] and len(statics) > 2  # the runtime and the dispatch libraries

@@ -115,6 +115,9 @@ def dispatch_header(source: str, targets: Sequence[Target], origin: str = "the @
              f"#ifndef {pre}", f"#define {pre} 1", '#include "ccopt_dispatch.h"', "",
              f'#define {pre}_TARGETS "{" ".join(t.name for t in targets)}"']
     lines += [f"#define {macro_name('source_has', id=sid, target=t.name)} 1" for t in targets]
+    # a C source's versions have C linkage: a C++ caller declares them extern "C" (a C++ source's keep C++'s)
+    link = ("CCOPT__C_BEGIN", "CCOPT__C_END") if PurePath(source).suffix == ".c" else ("", "")
+    lines += [f"#define {pre}_LINK_BEGIN {link[0]}".rstrip(), f"#define {pre}_LINK_END {link[1]}".rstrip()]
     lines += [f"#define {pre}_CHECK_{name}(CHK) ({c})" for c, name in checks]
     lines += [f"#define {pre}_CHECK_BASELINE(CHK) 1"] if has_base else []
     lines += _xmacro(f"#define {pre}_CALL(CHK, CB, ...)", "{item}", [

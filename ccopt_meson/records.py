@@ -25,7 +25,7 @@ __all__ = ["DEFAULT_BASELINE", "DEFAULT_DISPATCH", "BASELINE_DETECT", "JSON_SCHE
            "REQUEST_OPTIONS",
            "Expressions", "Outcome", "Probed", "CompilerInfo", "Policy", "Detection"]
 
-DEFAULT_BASELINE = "min"
+DEFAULT_BASELINE = "detect"
 DEFAULT_DISPATCH = "max"
 BASELINE_DETECT = ("auto", "enabled", "disabled")
 JSON_SCHEMA_VERSION = 1  # of the ``--json`` document users script against; the cache file has its own

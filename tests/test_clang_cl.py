@@ -50,7 +50,7 @@ def test_detection_through_the_msvc_style_driver(clang_cl: str) -> None:
     assert doc["arch"] == "x86_64" and doc["probes"] <= 3  # the macro dump and the batch (and one retry)
     clang_version = subprocess.run([need("clang"), "-dumpversion"], capture_output=True, text=True).stdout.strip()
     assert doc["compiler"]["id"] == "clang-cl" and doc["compiler"]["version"] == clang_version  # from its macros
-    assert doc["baseline"] == {"names": ["SSE", "SSE2", "SSE3"], "args": ["-msse", "-msse2", "-msse3"]}
+    assert doc["baseline"] == {"names": ["SSE", "SSE2"], "args": ["-msse", "-msse2"]}  # detect: its own floor
     t = table_for("x86_64", "clang-cl")
     for name in ("AVX2", "AVX512_SKX", "FMA4", "XOP"):  # FMA4/XOP: the probes once took clang-cl for MSVC
         assert doc["features"][name]["supported"] is True, (name, doc["features"][name]["reason"])
@@ -62,7 +62,7 @@ def test_clang_cl_without_an_id_is_driven_as_clang_cl(clang_cl: str) -> None:
     """Without --compiler-id the program name picks the driver: the gnu one's -dM used to fail at once."""
     doc = detect("--cc", clang_cl, f"--arg={TARGET}", f"--arg={FREESTANDING}")
     assert doc["compiler"]["id"] == "clang-cl" and doc["compiler"]["version"] != "unknown"
-    assert doc["baseline"]["names"] == ["SSE", "SSE2", "SSE3"] and "AVX2" in doc["dispatch"]["names"]
+    assert doc["baseline"]["names"] == ["SSE", "SSE2"] and "AVX2" in doc["dispatch"]["names"]
 
 
 def test_cl_without_a_cpu_family_is_told_to_name_one(tmp_path: Path) -> None:
@@ -113,7 +113,7 @@ def test_icx_cl_entries_are_the_clang_based_ones(clang_cl: str) -> None:
     icx, clang = table_for("x86_64", "intel-llvm-cl"), table_for("x86_64", "clang-cl")
     for name in ("AES", "SHA", "BMI2", "AVX512VL", "AVX512_FP16", "AMX_TILE"):
         assert icx.flags_for([name]) == clang.flags_for([name]) and not icx.get(name).disabled, name
-    doc = detect("--cc", clang_cl, "--compiler-id", "intel-llvm-cl", "--cpu-family", "x86_64",
+    doc = detect("--cc", clang_cl, "--compiler-id", "intel-llvm-cl", "--cpu-family", "x86_64", "--baseline", "min",
                  f"--arg={TARGET}", f"--arg={FREESTANDING}")
     assert doc["baseline"]["names"] == ["SSE", "SSE2", "SSE3"] and {"AES", "AVX2", "AVX512_SKX"} <= set(
         doc["dispatch"]["names"])
@@ -242,7 +242,7 @@ def test_meson_configures_a_consumer_with_clang_cl_as_cross_compiler(clang_cl: s
     for var in ("CC", "CXX"):
         b.env.pop(var)
     out = b.meson_cmd("setup", "--cross-file", str(cross), str(b.dir))
-    assert "Compiler    : clang-cl-" in out and "Baseline    : SSE SSE2 SSE3" in out
+    assert "Compiler    : clang-cl-" in out and "Baseline    : SSE SSE2\n" in out  # detect: the x64 target's own
     targets = json.loads(b.meson_cmd("introspect", "--targets", str(b.dir)))
     statics = [t for t in targets if t["type"] == "static library"]
     assert "ccopt_cpu" in [t["name"] for t in statics] and len(statics) > 2  # the runtime and the dispatch libraries

@@ -193,7 +193,7 @@ def test_source_ids() -> None:
 @pytest.fixture
 def feature_file(tmp_path: Path, fake: Callable[..., Any]) -> Path:
     build = tmp_path / "build"
-    detect(Request(command=("fakecc",), dispatch="max -xop -fma4"), build_dir=build, runner=fake())
+    detect(Request(command=("fakecc",), baseline="min", dispatch="max -xop -fma4"), build_dir=build, runner=fake())
     return build / "ccopt-features.json"
 
 
@@ -278,7 +278,7 @@ def test_multi_feature_targets_are_named_lowest_first_as_documented(doc: Detecti
 @pytest.mark.parametrize("text", ["", "  ", ", ,", "+", "-"])
 def test_an_empty_expression_or_a_lone_operator_means_none(text: str, fake: Callable[..., Any]) -> None:
     assert tokenize(text, "cpu-dispatch") == [Token("+", "NONE")]
-    det = detect(Request(command=("fakecc",), dispatch=text), runner=fake())
+    det = detect(Request(command=("fakecc",), baseline="min", dispatch=text), runner=fake())
     assert det.dispatch == () and det.baseline == ("SSE", "SSE2", "SSE3")
 
 
@@ -297,8 +297,8 @@ def test_features_takes_architecture_aliases(alias: str, machine: str, capsys: A
 
 def test_report_says_what_raised_the_baseline(fake: Callable[..., Any]) -> None:
     det = detect(Request(command=("fakecc",), args=("-O2", "-march=native")), runner=fake())
-    assert det.baseline_request() == "'min' + what -march=native enables"
-    assert detect(Request(command=("fakecc",)), runner=fake()).baseline_request() == "'min'"
+    assert det.baseline_request() == "'detect' + what -march=native enables"
+    assert detect(Request(command=("fakecc",)), runner=fake()).baseline_request() == "'detect'"
 
 
 # --------------------------------------------------------------------------- the run-time knobs tests use

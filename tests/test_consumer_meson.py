@@ -100,7 +100,7 @@ def test_targets_statement_style_and_what_each_edit_costs(tmp_path: Path) -> Non
 def test_summary_states_cache_per_language_and_what_raised_the_baseline(tmp_path: Path) -> None:
     b = Build(tmp_path, project(tmp_path, "dot"))
     out = b.meson_cmd("setup", "-Dccopt-meson:languages=c,cpp", "-Dc_args=-march=native", str(b.dir))
-    assert re.search(r"Requested\s*: 'min' \+ what -march=native enables", out)
+    assert re.search(r"Requested\s*: 'detect' \+ what -march=native enables", out)
     assert "CPU features (ccopt, cpp)" in out and re.search(r"From cache\s*: no \(\d+ compiler processes\)", out)
     # a new dispatch request on the same compiler: a new key, but no compiler runs, and summary says so
     b.meson_cmd("configure", "-Dccopt-meson:cpu-dispatch=max -avx512f", str(b.dir))

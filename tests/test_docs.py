@@ -15,11 +15,13 @@ import re
 import shlex
 import subprocess
 import sys
+import tarfile
 from pathlib import Path
 
 import pytest
 
 from ccopt_meson import emit_runtime, host, project, tables
+from ccopt_meson.version import __version__
 
 from .conftest import IN_CI, ROOT, need
 from .snippets import blocks, digest, pages, snippet
@@ -27,19 +29,22 @@ from .snippets import blocks, digest, pages, snippet
 AUDIT_SNIPPETS = "tests/test_audit.py::test_the_audit_snippets_are_the_pins_and_the_fixtures_test"
 FRESH = "tests/test_consumer_meson.py::test_readme_snippets_build_verbatim_in_a_fresh_project_through_the_wrap"
 HERE = "tests/test_docs.py::"
+TRAPS = "tests/test_traps.py::test_the_library_maintainers_snippets_are_the_fixture_s_code"
 WHEEL = "tests/test_meson_python.py::test_the_wheel_and_the_sdist_of_the_how_to"
 # id -> (digest of its text, the test that builds or runs it)
 SNIPPETS: dict[str, tuple[str, str]] = {
     "consumer/wrap": ("09be913549f3", FRESH),
-    "consumer/meson.build": ("bbdb0ab0c3af", FRESH),
+    "consumer/meson.build": ("b6945c0d724c", FRESH),
     "consumer/dot.dispatch.c": ("42406de69bb1", FRESH),
     "consumer/main.c": ("40072a55b075", FRESH),
     "consumer/run": ("faf2ab2173b6", FRESH),
-    "consumer/test-loop": ("e3852f54ff52", HERE + "test_excerpts_are_part_of_the_snippet_they_quote"),
+    "consumer/test-loop": ("9a8e0b378f38", HERE + "test_excerpts_are_part_of_the_snippet_they_quote"),
     "kernel/targets-in-source": ("a5841d242667", FRESH),
     "kernel/targets-files": ("916c36dd566f", FRESH),
+    "library/rename": ("5edeec8cdb17", TRAPS),
+    "library/extern-c": ("044a637d8abe", TRAPS),
     "contributing/setup": ("fd1a132b2b66", "tests/test_consistency.py::test_readme_test_command_is_what_ci_runs"),
-    "contributing/site": ("ed4b31c147d4", HERE + "test_site_builds_strictly"),
+    "contributing/site": ("aaac260eb77f", HERE + "test_site_builds_strictly"),
     "cross/aarch64.ini": ("5222ed656f6e", HERE + "test_cross_snippets_are_what_the_cross_tests_run"),
     "cross/build": ("00b80054ade4", HERE + "test_cross_snippets_are_what_the_cross_tests_run"),
     "cross/models": ("850295dd4967", HERE + "test_cross_snippets_are_what_the_cross_tests_run"),
@@ -157,6 +162,15 @@ def test_options_reference_lists_every_option() -> None:
     table = re.findall(r"^\| `([\w-]+)` \| .* \| (0\.1\.0|unreleased) \|$",
                        (ROOT / "docs" / "reference" / "options.md").read_text(), re.M)
     assert sorted(set(options) - {name for name, _ in table}) == []
+
+
+def test_what_the_options_reference_calls_unreleased_is_in_the_changelog_s_unreleased() -> None:
+    page = (ROOT / "docs" / "reference" / "options.md").read_text()
+    rows = re.findall(r"^\| ((?:`[\w-]+`(?: / )?)+) \| .* \| unreleased \|$", page, re.M)
+    changelog = (ROOT / "CHANGELOG.md").read_text()
+    unreleased = changelog.split("## Unreleased", 1)[1].split("\n## ", 1)[0]
+    assert rows and [r for r in rows if not any(n in unreleased for n in re.findall(r"`[\w-]+`", r))] == []
+    assert f"version {__version__}" in page.replace("\n", " ")
 
 
 # --------------------------------------------------------------------------- the snippets
@@ -280,3 +294,58 @@ def test_numpy_cases_table_is_the_test_s_list() -> None:
     assert said in summary and said in readme
     built = ", ".join(BUILT)
     assert f"built and tested: numpy {built} on x86_64" in readme and f"built and tested: numpy {built}" in summary
+
+
+# --------------------------------------------------------------------------- facts that would rot
+
+
+def test_history_is_in_the_changelog_not_in_the_guides() -> None:
+    """A guide or an explanation says what the tool does; what it did before is the changelog's."""
+    marks = re.compile(r"\*\*(?:fixed|changed|improved)\*\*|\((?:fixed|before:)[ )]")
+    found = [f"{p.relative_to(ROOT)}: {m.group(0)}" for p in (ROOT / "docs").rglob("*.md")
+             if p.parent.name in ("how-to", "explanation", "tutorial", "reference")
+             for m in marks.finditer(p.read_text())]
+    assert found == []
+
+
+def test_the_numpy_port_s_version_is_the_example_s_current_release() -> None:
+    current = re.search(r'^CURRENT = "([\d.]+)"', (ROOT / "examples" / "numpy" / "prepare_numpy.py").read_text(), re.M)
+    assert current
+    claims = {"docs/how-to/own-runtime.md": r"`examples/numpy` builds numpy ([\d.]+)",
+              "docs/how-to/port-from-numpy-distutils.md": r"is a complete port of\s+numpy ([\d.]+)'s",
+              "CONTRIBUTING.md": r"examples/numpy/\s+numpy ([\d.]+) on stock Meson",
+              "docs/project/examples.md": r"`examples/numpy` ports numpy's current release, ([\d.]+),"}
+    for page, claim in claims.items():
+        m = re.search(claim, (ROOT / page).read_text())
+        assert m and m.group(1) == current.group(1), f"{page}: the port is numpy {current.group(1)}"
+
+
+def test_contributing_counts_the_tests_there_are() -> None:
+    """CONTRIBUTING's 'about N tests, M of them fast' against pytest's own count, within 10%."""
+    stated = re.search(r"about ([\d,]+) tests, ([\d,]+) of them fast", (ROOT / "CONTRIBUTING.md").read_text())
+    assert stated, "CONTRIBUTING.md: the sentence counting the tests moved"
+    collect = ["--collect-only", "-q", "-m", "not slow", "-p", "no:cacheprovider", "tests"]
+    r = subprocess.run([sys.executable, "-m", "pytest", *collect], cwd=ROOT, capture_output=True, text=True,
+                       timeout=600)
+    counted = re.search(r"^(\d+)/(\d+) tests collected", r.stdout, re.M)
+    assert counted, r.stdout[-2000:] + r.stderr[-2000:]
+    fast, total = int(counted.group(1)), int(counted.group(2))
+    for said, real in ((stated.group(1), total), (stated.group(2), fast)):
+        assert abs(int(said.replace(",", "")) / real - 1) < 0.10, f"CONTRIBUTING.md: {said} tests; pytest counts {real}"
+
+
+def test_the_sdist_size_the_meson_python_page_states(tmp_path: Path) -> None:
+    """An sdist carries the subproject as a wrap fetches it: every file of this Git tree, gzip-compressed."""
+    git = need("git")
+    listed = subprocess.run([git, "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True).stdout
+    names = [n for n in listed.decode().split("\0") if n and (ROOT / n).is_file() and not (ROOT / n).is_symlink()]
+    archive = tmp_path / "tree.tar.gz"
+    with tarfile.open(archive, "w:gz") as tar:
+        for name in names:
+            tar.add(ROOT / name, arcname=name)
+    stated = re.search(r"the whole subproject \(about (\d+) files, ([\d.]+) MB compressed\)",
+                       (ROOT / "docs" / "how-to" / "meson-python.md").read_text())
+    assert stated, "docs/how-to/meson-python.md: the sentence with the sdist's size moved"
+    size = archive.stat().st_size / 1e6
+    assert abs(len(names) / int(stated.group(1)) - 1) < 0.15, f"the tree has {len(names)} files"
+    assert abs(size / float(stated.group(2)) - 1) < 0.25, f"the tree is {size:.2f} MB compressed"

@@ -60,7 +60,9 @@ def test_the_wheel_and_the_sdist_of_the_how_to(tmp_path: Path) -> None:
     build, install, check = snippet("meson-python/build").splitlines()
     # the page's commands; here without build isolation and dependencies, which would need the network
     assert build == "python3 -m pip wheel . --wheel-dir dist"
-    _run([sys.executable, "-m", "pip", "wheel", ".", "--wheel-dir", "dist", "--no-build-isolation", "--no-deps"], src)
+    # cpu-baseline=min (SSE3 on x86_64) rather than the default, so that a CPU model below it exists for the check below
+    _run([sys.executable, "-m", "pip", "wheel", ".", "--wheel-dir", "dist", "--no-build-isolation", "--no-deps",
+          "-Csetup-args=-Dccopt-meson:cpu-baseline=min"], src)
     (wheel,) = (src / "dist").glob("fastdot-1.0-*.whl")
     assert install == "python3 -m pip install dist/fastdot-1.0-*.whl"
     _run([sys.executable, "-m", "pip", "install", "--no-deps", "--target", str(tmp_path / "site"), str(wheel)], src)
@@ -70,7 +72,7 @@ def test_the_wheel_and_the_sdist_of_the_how_to(tmp_path: Path) -> None:
     total, target = out.split()
     assert total == "4950.0" and re.fullmatch(r"\w+", target)
     if host.machine_name() == "x86_64":  # below the baseline: the how-to's ImportError, the host lives
-        # qemu's qemu64 without pni lacks SSE3, which the default baseline (min) has on x86_64
+        # qemu's qemu64 without pni lacks SSE3, which the baseline min has on x86_64
         r = subprocess.run([need("qemu-x86_64-static"), "-cpu", "qemu64,-pni", sys.executable, "-c",
                             "import fastdot"], env=env, capture_output=True, text=True, timeout=300)
         assert r.returncode == 1 and "ImportError: ccopt: this CPU lacks SSE3, which this build requires" in r.stderr, (

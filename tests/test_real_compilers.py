@@ -57,7 +57,7 @@ def test_native_baseline_matches_the_compiler(gcc: str) -> None:
 
 CROSS = [
     ("aarch64-linux-gnu-gcc", "aarch64", ["NEON", "NEON_FP16", "NEON_VFPV4", "ASIMD"], {"ASIMDHP", "ASIMDDP", "SVE"}),
-    ("powerpc64le-linux-gnu-gcc", "ppc64le", ["VSX", "VSX2"], {"VSX3", "VSX4"}),
+    ("powerpc64le-linux-gnu-gcc", "ppc64le", ["VSX", "VSX2", "PPC_CRYPTO"], {"VSX3", "VSX4"}),  # POWER8 has crypto
     ("s390x-linux-gnu-gcc", "s390x", [], {"VX", "VXE", "VXE2"}),
     ("riscv64-linux-gnu-gcc", "riscv64", [], set()),
 ]

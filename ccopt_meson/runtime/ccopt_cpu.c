@@ -576,7 +576,7 @@ static int ccopt__compute(const unsigned char *fake)
     if (n != 0) { /* no snprintf: the run-time calls only the libc functions it always did */
         static const char *const parts[] = {"ccopt: this CPU lacks ", ccopt__missing,
             ", which this build requires (its CPU baseline); to run here, build it with a lower baseline, e.g. ",
-            CCOPT_CPU_BASELINE_OPTION, "=min"};
+            CCOPT_CPU_BASELINE_OPTION, "=detect"};
         size_t m = 0, k;
         for (k = 0; k < sizeof parts / sizeof parts[0]; ++k)
             m = ccopt__put_text(ccopt__message, sizeof ccopt__message, m, parts[k]);

@@ -87,7 +87,7 @@ CCOPT_CPU_API const char *ccopt_cpu_baseline_missing(void);
 
 /* One line for a user (no newline) when this CPU lacks a baseline feature, else NULL:
  *   ccopt: this CPU lacks ... AVX2 X86_V3, which this build requires (its CPU baseline);
- *   to run here, build it with a lower baseline, e.g. -Dccopt-meson:cpu-baseline=min
+ *   to run here, build it with a lower baseline, e.g. -Dccopt-meson:cpu-baseline=detect
  * A shared library or Python extension calls it before any baseline code runs and reports it its
  * host's way (an ImportError); an executable built by the Meson glue checks it before main()
  * (CCOPT_CPU_CHECK_BASELINE).  Auto-initializes. */

@@ -75,8 +75,18 @@
  * compile error naming CCOPT_SRC_<SRC>_CHECK_<TARGET>. */
 #define CCOPT_DISPATCH_CHECK(SRC, TARGET) CCOPT__SRC(SRC, CCOPT__CAT(CHECK, TARGET))(CCOPT_CPU_HAVE)
 
+/* The versions' linkage is their source's language: a C++ caller declares a C source's versions in
+ * extern "C" (the generated header's LINK_BEGIN / LINK_END), a C++ source's with C++ linkage. */
+#ifdef __cplusplus
+#define CCOPT__C_BEGIN extern "C" {
+#define CCOPT__C_END }
+#else
+#define CCOPT__C_BEGIN
+#define CCOPT__C_END
+#endif
 #define CCOPT__DECL_CB(CHECK, TARGET, RET, NAME, PARAMS) RET CCOPT__CAT(NAME, TARGET) PARAMS;
-#define CCOPT_DISPATCH_DECLARE(SRC, RET, NAME, PARAMS) CCOPT_DISPATCH_FOREACH(SRC, CCOPT__DECL_CB, RET, NAME, PARAMS)
+#define CCOPT_DISPATCH_DECLARE(SRC, RET, NAME, PARAMS) \
+    CCOPT__SRC(SRC, LINK_BEGIN) CCOPT_DISPATCH_FOREACH(SRC, CCOPT__DECL_CB, RET, NAME, PARAMS) CCOPT__SRC(SRC, LINK_END)
 
 #define CCOPT__PICK_CB(CHECK, TARGET, NAME) (CHECK) ? CCOPT__CAT(NAME, TARGET) :
 #define CCOPT_DISPATCH_PICK(SRC, NAME) \

@@ -8,6 +8,8 @@
 #define CCOPT_DISPATCH_HAS_kern_dispatch_FMA3__AVX2 1
 #define CCOPT_DISPATCH_HAS_kern_dispatch_SSE42 1
 #define CCOPT_DISPATCH_HAS_kern_dispatch_BASELINE 1
+#define CCOPT_SRC_kern_dispatch_LINK_BEGIN CCOPT__C_BEGIN
+#define CCOPT_SRC_kern_dispatch_LINK_END CCOPT__C_END
 #define CCOPT_SRC_kern_dispatch_CHECK_AVX512_SKX(CHK) (CHK(AVX512_SKX))
 #define CCOPT_SRC_kern_dispatch_CHECK_FMA3__AVX2(CHK) (CHK(FMA3)&&CHK(AVX2))
 #define CCOPT_SRC_kern_dispatch_CHECK_SSE42(CHK) (CHK(SSE42))

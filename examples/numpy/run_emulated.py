@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import fcntl
 import json
 import os
 import re
@@ -183,11 +184,17 @@ def debian_archive() -> str:
 
 
 def sysroot() -> Path:
-    """Debian 13's arm64 CPython 3.13 and its libraries, unpacked into the cache once."""
+    """Debian 13's arm64 CPython 3.13 and its libraries, unpacked into the cache once (one maker at a time)."""
     state = prepare_numpy.cache_root() / f"arm64-{SUITE}"
+    with open(state.parent / f"{state.name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (state / ".complete").is_file():
+            make_sysroot(state)
+    return state / "sysroot"
+
+
+def make_sysroot(state: Path) -> None:
     root = state / "sysroot"
-    if (state / ".complete").is_file():
-        return root
     need("apt-get")
     need("dpkg")
     (state / "lists" / "partial").mkdir(parents=True, exist_ok=True)
@@ -204,7 +211,6 @@ def sysroot() -> Path:
     for merged in ("lib", "bin"):  # Debian 13 is merged-/usr: the loader is looked for as /lib/ld-linux-aarch64.so.1
         (root / merged).symlink_to(f"usr/{merged}")
     (state / ".complete").write_text("\n".join(sorted(d.name for d in debs.glob("*.deb"))) + "\n")
-    return root
 
 
 def cross_file(where: Path, root: Path, python: Path) -> Path:

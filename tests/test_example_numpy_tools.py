@@ -377,7 +377,8 @@ def test_a_cross_file_names_the_target_and_answers_numpys_run_check(tmp_path: Pa
 # run_emulated.py: numpy's report on an emulated CPU against what the model has (made-up reports)
 
 def report(features: dict[str, bool], current: str, available: str) -> dict[str, object]:
-    return {"features": features, "baseline": ["X86_V2"], "dispatch": ["X86_V3", "X86_V4"],
+    return {"test_dispatch": "func_AVX2", "features": features, "baseline": ["X86_V2"],
+            "dispatch": ["X86_V3", "X86_V4"],
             "funcs": {"add": {"f": {"current": current, "available": available}},
                       "sqrt": {"d": {"current": "baseline(X86_V2)", "available": "baseline(X86_V2)"}}}}
 
@@ -389,9 +390,16 @@ def test_report_matching_the_model_has_no_problem() -> None:
     detected, chosen, problems = run_emulated.check(
         HASWELL, report({"X86_V3": True, "X86_V4": False}, "X86_V3", "X86_V4 X86_V3 baseline(X86_V2)"))
     assert (detected, chosen, problems) == (["X86_V3"], {"X86_V3": 1, "baseline(X86_V2)": 1}, [])
-    row = run_emulated.Row(HASWELL, detected, chosen, problems, {"passed": 3, "skipped": 1}, 12.0)
-    assert "| x86_64 | Haswell | X86_V3 | X86_V3 1, baseline(X86_V2) 1 | matches the model | 3 passed, 1 skipped |" \
-        in run_emulated.table([row])
+    row = run_emulated.Row(HASWELL, detected, "func_AVX2", chosen, problems, {"passed": 3, "skipped": 1}, 12.0)
+    assert "| x86_64 | Haswell | X86_V3 | func_AVX2 | X86_V3 1, baseline(X86_V2) 1 | matches the model | " \
+        "3 passed, 1 skipped |" in run_emulated.table([row])
+
+
+def test_a_baseline_of_several_names_is_one_target() -> None:
+    cpu = run_emulated.Cpu("aarch64", "cortex-a57", ())
+    base = "baseline(NEON NEON_FP16 NEON_VFPV4 ASIMD)"
+    found = report({"X86_V3": False, "X86_V4": False}, base, f"SVE ASIMDHP {base}")
+    assert run_emulated.check(cpu, found)[2] == []
 
 
 @pytest.mark.parametrize("features, current, why", [

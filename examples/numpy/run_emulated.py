@@ -78,11 +78,14 @@ KEYRING = "/usr/share/keyrings/debian-archive-keyring.gpg"
 REPORT = """
 import json
 import numpy._core._multiarray_umath as m
+from numpy._core._umath_tests import test_dispatch
 from numpy.lib.introspect import opt_func_info
-print(json.dumps({"features": {n: bool(v) for n, v in m.__cpu_features__.items()},
+print(json.dumps({"test_dispatch": test_dispatch()["func"],
+                  "features": {n: bool(v) for n, v in m.__cpu_features__.items()},
                   "baseline": m.__cpu_baseline__, "dispatch": m.__cpu_dispatch__,
                   "funcs": opt_func_info()}))
 """
+TARGET = re.compile(r"baseline\([^)]*\)|\S+")
 COUNTS = re.compile(r"(\d+) (passed|failed|skipped|errors?|xfailed|xpassed)")
 
 
@@ -95,6 +98,7 @@ class Target(NamedTuple):
 class Row(NamedTuple):
     cpu: Cpu
     detected: list[str]
+    test_dispatch: str  # the version _umath_tests.test_dispatch() ran (numpy's own dispatch test function)
     chosen: dict[str, int]
     problems: list[str]
     counts: dict[str, int]
@@ -278,7 +282,8 @@ def check(cpu: Cpu, report: dict[str, object]) -> tuple[list[str], dict[str, int
     for func, sigs in funcs.items():
         for sig, what in sigs.items():
             # numpy lists a function's built targets highest first: the first one this model has must run
-            best = next((t for t in what["available"].split() if t.startswith("baseline") or t in cpu.has), None)
+            built = TARGET.findall(what["available"])  # baseline(NEON NEON_FP16 ...) is one target
+            best = next((t for t in built if t.startswith("baseline") or t in cpu.has), None)
             chosen[what["current"]] += 1
             if best is not None and what["current"] != best:
                 problems.append(f"{func}[{sig}] runs {what['current']}, expected {best}")
@@ -308,18 +313,18 @@ def run_cpu(target: Target, cpu: Cpu, tests: Sequence[str], cwd: Path) -> Row:
     (cwd / f"{cpu.arch}-{cpu.model}-report.json").write_text(json.dumps(report, indent=1, sort_keys=True))
     detected, chosen, problems = check(cpu, report)
     counts = numpy_tests(target, cpu, tests, cwd) if tests else {}
-    return Row(cpu, detected, chosen, problems, counts, time.monotonic() - start)
+    return Row(cpu, detected, str(report["test_dispatch"]), chosen, problems, counts, time.monotonic() - start)
 
 
 def table(rows: Sequence[Row]) -> str:
-    lines = ["| arch | qemu -cpu | numpy detects | chosen (function x dtype loops) | report | tests | time |",
-             "|---|---|---|---|---|---|---|"]
+    lines = ["| arch | qemu -cpu | numpy detects | test_dispatch() | opt_func_info() loops | report | tests | time |",
+             "|---|---|---|---|---|---|---|---|"]
     for r in rows:
         chosen = ", ".join(f"{t} {n}" for t, n in sorted(r.chosen.items(), key=lambda kv: -kv[1]))
         counts = ", ".join(f"{n} {k}" for k, n in r.counts.items()) or "not run"
         verdict = "matches the model" if not r.problems else f"**{len(r.problems)} wrong**: {r.problems[0]}"
         lines.append(f"| {r.cpu.arch} | {r.cpu.model} | {' '.join(r.detected) or '(none above baseline)'} | "
-                     f"{chosen} | {verdict} | {counts} | {r.seconds:.0f} s |")
+                     f"{r.test_dispatch} | {chosen} | {verdict} | {counts} | {r.seconds:.0f} s |")
     return "\n".join(lines)
 
 

@@ -45,6 +45,9 @@ VERSION = prepare_numpy.CURRENT
 TESTS = ["test_simd.py", "test_cpu_dispatcher.py", "test_umath_accuracy.py"]
 TEST_PINS = [t for t in toolchain.TOOLS if t.startswith(("pytest==", "hypothesis=="))]
 X86_BASELINE = "x86_v2"  # numpy 2.5's `min` on x86_64, spelled out as the slow test builds it
+# numpy 2.5's default test-simd names only NEON and ASIMD on aarch64, both in the baseline: its _simd
+# module (test_simd.py) then tests the baseline alone; these add the dispatched NEON extensions
+AARCH64_TEST_SIMD = "-Dtest-simd=BASELINE,NEON,ASIMD,ASIMDHP,ASIMDDP,ASIMDFHM"
 
 
 class Cpu(NamedTuple):
@@ -255,7 +258,8 @@ def aarch64_target(dest: Path) -> Target:
         build = "build-aarch64"
         shutil.rmtree(tree / build, ignore_errors=True)
         run([*meson, "setup", build, "--cross-file", str(cross_file(where, root, python)), *configure_numpy.COMMON,
-             f"-Dpython.platlibdir={site}", f"-Dpython.purelibdir={site}"], tree, env, log=where / "setup.log")
+             AARCH64_TEST_SIMD, f"-Dpython.platlibdir={site}", f"-Dpython.purelibdir={site}"], tree, env,
+            log=where / "setup.log")
         say("cross-building numpy for aarch64 (about 15 minutes on 2 cores)")
         run([str(python.parent / "ninja"), "-C", build], tree, env, log=where / "build.log")
         run([*meson, "install", "-C", build], tree, env, log=where / "install.log")

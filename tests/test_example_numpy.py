@@ -20,7 +20,6 @@ import json
 import os
 import platform
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -37,6 +36,7 @@ sys.path.insert(0, str(EXAMPLE))
 import compare_builds  # noqa: E402
 import configure_numpy  # noqa: E402
 import prepare_numpy  # noqa: E402
+import run_emulated  # noqa: E402
 import toolchain  # noqa: E402
 
 X86_64 = platform.machine().lower() in ("x86_64", "amd64")
@@ -151,14 +151,6 @@ def run(cmd: Sequence[str], cwd: Path, env: Mapping[str, str] | None = None, tim
     return r.stdout
 
 
-def compilers(tree: Path) -> dict[str, str]:
-    """gcc, through ccache when it is there (CI installs it); paths made relative so reruns hit the cache."""
-    need("gcc")
-    need("g++")
-    launcher = "ccache " if shutil.which("ccache") else ""
-    return {"CC": launcher + "gcc", "CXX": launcher + "g++", "CCACHE_BASEDIR": str(tree), "CCACHE_NOHASHDIR": "1"}
-
-
 def numpy_pytest(python: Path, files: Sequence[str], cwd: Path, env: Mapping[str, str] | None = None,
                  wrapper: Sequence[str] = ()) -> str:
     """numpy's own test files, from the installed package, under ``python`` (away from the source tree)."""
@@ -180,14 +172,13 @@ def cpu_lists(python: Path, cwd: Path) -> dict[str, list[str]]:
 
 
 def build_wheel(version: str, tree: Path, python: Path, out: Path) -> Path:
-    """numpy's wheel from the ported tree, by meson-python through pip, with the cpu-baseline of LEVELS."""
-    env = {**compilers(tree), **toolchain.tool_env(python)}
-    setup_args = [*configure_numpy.COMMON, f"-Dcpu-baseline={LEVELS[version][0]}"]
-    run([str(python), "-m", "pip", "wheel", "--no-build-isolation", "--no-deps", "-w", str(out),
-         "-Cbuild-dir=build-wheel", *(f"-Csetup-args={a}" for a in setup_args), str(tree)], tree, env, timeout=5400)
+    """numpy's wheel from the ported tree (run_emulated.py's build), with the cpu-baseline of LEVELS."""
+    need("gcc")
+    need("g++")
+    wheel = run_emulated.x86_wheel(version, LEVELS[version][0], tree, python, out)
     options = json.loads((tree / "build-wheel" / "meson-info" / "intro-buildoptions.json").read_text())
     assert {o["name"]: o["value"] for o in options}["cpu-baseline"] == LEVELS[version][0]
-    return next(out.glob(f"numpy-{version}-*.whl"))
+    return wheel
 
 
 @pytest.mark.skipif(not X86_64, reason="the host is not x86_64")
@@ -226,3 +217,10 @@ def test_numpy_built_with_the_port_passes_its_tests(version: str, tmp_path: Path
     # AVX2 hardware without AVX-512, whatever this machine has
     qemu = need("qemu-x86_64-static")
     numpy_pytest(py, ["test_simd.py"], work, wrapper=[qemu, "-cpu", "Haswell"])
+    # on qemu's X86_V2 (Nehalem) and X86_V3 (Haswell) models, numpy detects what the model has and each
+    # dispatched function runs the highest version the model can (run_emulated.py's check and report)
+    if version == run_emulated.VERSION:
+        target = run_emulated.Target([str(py)], [qemu], {})
+        for cpu in (c for c in run_emulated.CPUS if c.arch == "x86_64"):
+            row = run_emulated.run_cpu(target, cpu, ["test_cpu_dispatcher.py"], work)
+            assert not row.problems and row.counts.get("passed") and not set(row.counts) & {"failed", "error"}, row

@@ -24,12 +24,13 @@ from typing import Iterator
 
 import pytest
 
-from .conftest import ROOT
+from .conftest import ROOT, need
 
 sys.path.insert(0, str(ROOT / "examples" / "numpy"))
 import compare_builds  # noqa: E402
 import configure_numpy  # noqa: E402
 import prepare_numpy  # noqa: E402
+import run_emulated  # noqa: E402
 import toolchain  # noqa: E402
 
 SDIST = b"not really a tarball, but bytes with a known hash"
@@ -371,3 +372,48 @@ def test_a_cross_file_names_the_target_and_answers_numpys_run_check(tmp_path: Pa
     assert "longdouble_format = 'IEEE_QUAD_BE'" in text and "skip_sanity_check" not in text
     assert configure_numpy.Case("2.5.5", "i686", ("-Dc_args=-march=haswell", "-Dcpu-baseline-detect=auto")).id == (
         "2.5.5-i686-c_args--march-haswell_cpu-baseline-detect-auto")
+
+
+# run_emulated.py: numpy's report on an emulated CPU against what the model has (made-up reports)
+
+def report(features: dict[str, bool], current: str, available: str) -> dict[str, object]:
+    return {"test_dispatch": "func_AVX2", "features": features, "baseline": ["X86_V2"],
+            "dispatch": ["X86_V3", "X86_V4"],
+            "funcs": {"add": {"f": {"current": current, "available": available}},
+                      "sqrt": {"d": {"current": "baseline(X86_V2)", "available": "baseline(X86_V2)"}}}}
+
+
+HASWELL = run_emulated.Cpu("x86_64", "Haswell", ("X86_V3",))
+
+
+def test_report_matching_the_model_has_no_problem() -> None:
+    detected, chosen, problems = run_emulated.check(
+        HASWELL, report({"X86_V3": True, "X86_V4": False}, "X86_V3", "X86_V4 X86_V3 baseline(X86_V2)"))
+    assert (detected, chosen, problems) == (["X86_V3"], {"X86_V3": 1, "baseline(X86_V2)": 1}, [])
+    row = run_emulated.Row(HASWELL, detected, "func_AVX2", chosen, problems, {"passed": 3, "skipped": 1}, 12.0)
+    assert "| x86_64 | Haswell | X86_V3 | func_AVX2 | X86_V3 1, baseline(X86_V2) 1 | matches the model | " \
+        "3 passed, 1 skipped |" in run_emulated.table([row])
+
+
+def test_a_baseline_of_several_names_is_one_target() -> None:
+    cpu = run_emulated.Cpu("aarch64", "cortex-a57", ())
+    base = "baseline(NEON NEON_FP16 NEON_VFPV4 ASIMD)"
+    found = report({"X86_V3": False, "X86_V4": False}, base, f"SVE ASIMDHP {base}")
+    assert run_emulated.check(cpu, found)[2] == []
+
+
+@pytest.mark.parametrize("features, current, why", [
+    ({"X86_V3": True, "X86_V4": True}, "X86_V4", "detects ['X86_V3', 'X86_V4'], the model has ['X86_V3']"),
+    ({"X86_V3": True, "X86_V4": False}, "baseline(X86_V2)", "add[f] runs baseline(X86_V2), expected X86_V3"),
+])
+def test_report_beyond_or_below_the_model_is_named(features: dict[str, bool], current: str, why: str) -> None:
+    problems = run_emulated.check(HASWELL, report(features, current, "X86_V4 X86_V3 baseline(X86_V2)"))[2]
+    assert why in problems
+
+
+def test_cross_file_runs_the_target_python_under_qemu(tmp_path: Path) -> None:
+    need("qemu-aarch64-static")
+    text = run_emulated.cross_file(tmp_path, Path("/sysroot"), Path("/venv/bin/python")).read_text()
+    assert f"python = '{tmp_path}/python3'" in text and "cython = '/venv/bin/cython'" in text
+    assert "cpu_family = 'aarch64'" in text and "c_args = ['-idirafter', '/sysroot/usr/include']" in text
+    assert "-L /sysroot /sysroot/usr/bin/python3.13" in (tmp_path / "python3").read_text()

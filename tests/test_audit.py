@@ -276,3 +276,18 @@ def test_an_inline_function_the_linker_took_from_a_version_is_a_linked_finding(t
     assert code == 1 and highest_findings(doc) == {"app": {"AVX2"}}
     finding = next(o for o in doc["objects"] if o["object"] == "app")["findings"][0]
     assert "sum_squares" in finding["function"] and finding["may_use"] == "BASELINE"
+
+
+@pytest.mark.parametrize(("arch", "family"), [("x86_64", "x86"), ("aarch64", "arm")])
+def test_numpys_levels_allow_what_the_built_in_levels_of_their_name_allow(arch: str, family: str) -> None:
+    """numpy 2.5.5's rows are 'like' ccopt's but imply none of ccopt's lower rows: each must name the decoder's
+    names of its whole level itself, or its baseline code is 'unknown' (the port's x86_64 build: 2026-12-03)."""
+    from ccopt_meson import project
+
+    path = ROOT / "examples" / "numpy" / "2.5.5" / "ccopt-numpy.json"
+    likes = {r["name"]: r["like"] for r in json.loads(path.read_text())["feature_set"][family]["features"]}
+    numpy, built_in = tables.table_for(arch, "gcc", project.load(path)), tables.table_for(arch, "gcc")
+    for name, like in likes.items():
+        mine = {d for n in numpy.closure([name]) for d in numpy.features[n].audit}
+        theirs = {d for n in built_in.closure([like]) for d in built_in.features[n].audit}
+        assert theirs <= mine, (name, sorted(theirs - mine))

@@ -390,8 +390,9 @@ def test_report_matching_the_model_has_no_problem() -> None:
     detected, chosen, problems = run_emulated.check(
         HASWELL, report({"X86_V3": True, "X86_V4": False}, "X86_V3", "X86_V4 X86_V3 baseline(X86_V2)"))
     assert (detected, chosen, problems) == (["X86_V3"], {"X86_V3": 1, "baseline(X86_V2)": 1}, [])
-    row = run_emulated.Row(HASWELL, detected, "func_AVX2", chosen, problems, {"passed": 3, "skipped": 1}, 12.0)
-    assert "| x86_64 | Haswell | X86_V3 | func_AVX2 | X86_V3 1, baseline(X86_V2) 1 | matches the model | " \
+    row = run_emulated.Row("port", HASWELL, detected, "func_AVX2", chosen, problems, {"passed": 3, "skipped": 1},
+                           12.0, {})
+    assert "| port | x86_64 | Haswell | X86_V3 | func_AVX2 | X86_V3 1, baseline(X86_V2) 1 | matches the model | " \
         "3 passed, 1 skipped |" in run_emulated.table([row])
 
 
@@ -417,3 +418,17 @@ def test_cross_file_runs_the_target_python_under_qemu(tmp_path: Path) -> None:
     assert f"python = '{tmp_path}/python3'" in text and "cython = '/venv/bin/cython'" in text
     assert "cpu_family = 'aarch64'" in text and "c_args = ['-idirafter', '/sysroot/usr/include']" in text
     assert "-L /sysroot /sysroot/usr/bin/python3.13" in (tmp_path / "python3").read_text()
+
+
+def test_side_by_side_says_whether_the_fork_s_report_is_the_port_s() -> None:
+    same = report({"X86_V3": True, "X86_V4": False}, "X86_V3", "X86_V4 X86_V3 baseline(X86_V2)")
+    other = {**same, "dispatch": ["X86_V3"]}
+
+    def row(build: str, found: dict[str, object]) -> run_emulated.Row:
+        return run_emulated.Row(build, HASWELL, [], "", {}, [], {}, 1.0, found)
+
+    assert run_emulated.side_by_side([row("port", same), row("fork", same)]) == [
+        "x86_64 -cpu Haswell: the fork's and the port's reports are identical (2 functions, 2 loops)"]
+    assert run_emulated.side_by_side([row("port", same), row("fork", other)]) == [
+        "x86_64 -cpu Haswell: the fork's and the port's reports are different in dispatch"]
+    assert run_emulated.side_by_side([row("port", same)]) == []

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """numpy built with the port and run on emulated CPUs: qemu-user's x86_64 and aarch64 models.
 
-    python3 examples/numpy/run_emulated.py DIR [--arch x86_64 aarch64] [--cpu MODEL ...]
+    python3 examples/numpy/run_emulated.py DIR [--arch x86_64 aarch64] [--cpu MODEL ...] [--fork]
                                                [--x86-wheel WHEEL] [--tests FILE ...] [--json]
 
 For each CPU model of CPUS, under ``qemu-<arch>-static -cpu MODEL``: numpy's own report of what it
@@ -17,6 +17,11 @@ against what the model has, then numpy's SIMD tests (TESTS) run; one table row p
   indexes) and unpacked into a sysroot; numpy is cross-built with Debian 12's aarch64-linux-gnu
   gcc 12 and a Meson cross file whose ``python`` runs that interpreter under qemu (so Meson reads
   the target's sysconfig), and installed beside pytest and hypothesis (pure-Python wheels).
+
+``--fork`` also builds numpy as released, with its vendored Meson fork, the same way (its own tree,
+wheel, venv and aarch64 build in DIR), runs the same report and tests on each CPU, and says per CPU
+whether the two reports are identical: the features detected, the baseline and dispatch names, and
+every function's built and chosen targets.
 
 Everything is made once in DIR (a step whose output exists is skipped); the sysroot is cached in
 prepare_numpy's cache. Exit 0 when every CPU's report matches its model and no test failed.
@@ -96,9 +101,11 @@ class Target(NamedTuple):
     python: list[str]  # the interpreter's command line, without the qemu wrapper
     qemu: list[str]  # qemu-<arch>-static and its options, -cpu excepted
     env: dict[str, str]
+    build: str = "port"  # "port": numpy built with ccopt-meson; "fork": numpy as released
 
 
 class Row(NamedTuple):
+    build: str
     cpu: Cpu
     detected: list[str]
     test_dispatch: str  # the version _umath_tests.test_dispatch() ran (numpy's own dispatch test function)
@@ -106,6 +113,7 @@ class Row(NamedTuple):
     problems: list[str]
     counts: dict[str, int]
     seconds: float
+    report: dict[str, object]  # numpy's own report (REPORT), as printed
 
 
 def say(message: str) -> None:
@@ -138,9 +146,10 @@ def run(cmd: Sequence[str], cwd: Path, env: dict[str, str] | None = None, timeou
 # x86_64: the wheel, in a fresh venv
 
 def x86_wheel(version: str, baseline: str, tree: Path, python: Path, out: Path) -> Path:
-    """numpy's wheel from the ported ``tree`` (pip wheel through meson-python, ``-Dcpu-baseline=baseline``),
-    built in ``tree/build-wheel`` with gcc, through ccache when it is installed (paths made relative so
-    a rebuild elsewhere hits the cache)."""
+    """numpy's wheel from ``tree``, ported or as released (pip wheel through meson-python, which runs the
+    Meson the tree's pyproject.toml names; ``-Dcpu-baseline=baseline``), built in ``tree/build-wheel``
+    with gcc, through ccache when it is installed (paths made relative, so a rebuild elsewhere, or the
+    other tree's build, whose compile lines are the same, hits the cache)."""
     launcher = "ccache " if shutil.which("ccache") else ""
     env = {"CC": launcher + "gcc", "CXX": launcher + "g++", "CCACHE_BASEDIR": str(tree), "CCACHE_NOHASHDIR": "1",
            **toolchain.tool_env(python)}
@@ -152,17 +161,26 @@ def x86_wheel(version: str, baseline: str, tree: Path, python: Path, out: Path) 
     return next(out.glob(f"numpy-{version}-*.whl"))
 
 
-def x86_target(dest: Path, wheel: Path | None) -> Target:
-    venv = dest / "x86_64-venv"
+def suffix(build: str) -> str:
+    """The port's files keep their plain names; the fork's get ``-fork``."""
+    return "" if build == "port" else f"-{build}"
+
+
+def tree_of(dest: Path, build: str) -> Path:
+    """numpy's tree in ``dest``: the port (patched) or the fork (as released), prepared once."""
+    tree = dest / f"numpy-{VERSION}{suffix(build)}"
+    return tree if tree.is_dir() else prepare_numpy.prepare(dest, VERSION, fork=build == "fork")
+
+
+def x86_target(dest: Path, wheel: Path | None, build: str = "port") -> Target:
+    venv = dest / f"x86_64-venv{suffix(build)}"
     if not (venv / ".complete").is_file():
-        if wheel is None:
-            tree = dest / f"numpy-{VERSION}"
-            if not tree.is_dir():
-                tree = prepare_numpy.prepare(dest, VERSION)
-            say("building the x86_64 wheel (about 15 minutes on 2 cores, cold ccache)")
-            wheel = x86_wheel(VERSION, X86_BASELINE, tree, toolchain.python_for(VERSION), dest / "dist")
+        if wheel is None or build != "port":
+            say(f"building the {build}'s x86_64 wheel (about 15 minutes on 2 cores, cold ccache)")
+            wheel = x86_wheel(VERSION, X86_BASELINE, tree_of(dest, build), toolchain.python_for(VERSION),
+                              dest / f"dist{suffix(build)}")
         toolchain.make_venv(toolchain.base_python(VERSION), venv, [str(wheel), *TEST_PINS])
-    return Target([str(venv / "bin" / "python")], [need("qemu-x86_64-static")], {})
+    return Target([str(venv / "bin" / "python")], [need("qemu-x86_64-static")], {}, build)
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -241,33 +259,33 @@ def cross_file(where: Path, root: Path, python: Path) -> Path:
     return where / "cross.ini"
 
 
-def aarch64_target(dest: Path) -> Target:
+def aarch64_target(dest: Path, build: str = "port") -> Target:
     for tool in ("aarch64-linux-gnu-gcc", "aarch64-linux-gnu-g++", "qemu-aarch64-static"):
         need(tool)
     root = sysroot()
-    where = dest / "aarch64"
+    where = dest / f"aarch64{suffix(build)}"
     site, deps = where / "site", where / "testdeps"
     python = toolchain.python_for(VERSION)
     if not (where / ".complete").is_file():
         where.mkdir(parents=True, exist_ok=True)
-        tree = dest / f"numpy-{VERSION}"
-        if not tree.is_dir():
-            tree = prepare_numpy.prepare(dest, VERSION)
+        tree = tree_of(dest, build)
         env = toolchain.tool_env(python)
-        meson = [str(python), "-m", "mesonbuild.mesonmain"]
-        build = "build-aarch64"
-        shutil.rmtree(tree / build, ignore_errors=True)
-        run([*meson, "setup", build, "--cross-file", str(cross_file(where, root, python)), *configure_numpy.COMMON,
+        # the port: stock Meson; the fork: the Meson vendored in numpy's sdist
+        meson = [str(python), *(["-m", "mesonbuild.mesonmain"] if build == "port" else
+                                ["vendored-meson/meson/meson.py"])]
+        build_dir = "build-aarch64"
+        shutil.rmtree(tree / build_dir, ignore_errors=True)
+        run([*meson, "setup", build_dir, "--cross-file", str(cross_file(where, root, python)), *configure_numpy.COMMON,
              AARCH64_TEST_SIMD, f"-Dpython.platlibdir={site}", f"-Dpython.purelibdir={site}"], tree, env,
             log=where / "setup.log")
-        say("cross-building numpy for aarch64 (about 15 minutes on 2 cores)")
-        run([str(python.parent / "ninja"), "-C", build], tree, env, log=where / "build.log")
-        run([*meson, "install", "-C", build], tree, env, log=where / "install.log")
+        say(f"cross-building the {build}'s numpy for aarch64 (about 15 minutes on 2 cores)")
+        run([str(python.parent / "ninja"), "-C", build_dir], tree, env, log=where / "build.log")
+        run([*meson, "install", "-C", build_dir], tree, env, log=where / "install.log")
         run([str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check", "--target", str(deps),
              "--python-version", "3.13", "--only-binary=:all:", "--platform", "any", *TEST_PINS], where)
         (where / ".complete").write_text("")
     return Target([f"{root}/usr/bin/python3.13"], [need("qemu-aarch64-static"), "-L", str(root)],
-                  {"PYTHONPATH": f"{site}{os.pathsep}{deps}"})
+                  {"PYTHONPATH": f"{site}{os.pathsep}{deps}"}, build)
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -299,7 +317,7 @@ def numpy_tests(target: Target, cpu: Cpu, tests: Sequence[str], cwd: Path) -> di
                  "import numpy, os; print(os.path.dirname(numpy.__file__))"], cwd, target.env).strip()
     files = [f"{where}/_core/tests/{t}" for t in tests]
     cmd = [*target.qemu, "-cpu", cpu.model, *target.python, "-m", "pytest", "-q", "-p", "no:cacheprovider", *files]
-    log = cwd / f"{cpu.arch}-{cpu.model}-tests.log"
+    log = cwd / f"{cpu.arch}-{cpu.model}{suffix(target.build)}-tests.log"
     full = {k: v for k, v in os.environ.items() if not k.startswith(("CCOPT_", "NPY_", "PYTHON"))}
     r = subprocess.run(cmd, cwd=cwd, env={**full, **target.env}, capture_output=True, text=True, timeout=7200)
     log.write_text(r.stdout + r.stderr)
@@ -314,21 +332,43 @@ def run_cpu(target: Target, cpu: Cpu, tests: Sequence[str], cwd: Path) -> Row:
     start = time.monotonic()
     out = run([*target.qemu, "-cpu", cpu.model, *target.python, "-c", REPORT], cwd, target.env)
     report = json.loads(out.strip().splitlines()[-1])
-    (cwd / f"{cpu.arch}-{cpu.model}-report.json").write_text(json.dumps(report, indent=1, sort_keys=True))
+    (cwd / f"{cpu.arch}-{cpu.model}{suffix(target.build)}-report.json").write_text(
+        json.dumps(report, indent=1, sort_keys=True))
     detected, chosen, problems = check(cpu, report)
     counts = numpy_tests(target, cpu, tests, cwd) if tests else {}
-    return Row(cpu, detected, str(report["test_dispatch"]), chosen, problems, counts, time.monotonic() - start)
+    return Row(target.build, cpu, detected, str(report["test_dispatch"]), chosen, problems, counts,
+               time.monotonic() - start, report)
+
+
+def side_by_side(rows: Sequence[Row]) -> list[str]:
+    """Per CPU run by both builds: whether numpy's reports are identical, else what differs."""
+    by_cpu: dict[Cpu, dict[str, Row]] = collections.defaultdict(dict)
+    for r in rows:
+        by_cpu[r.cpu][r.build] = r
+    lines = []
+    for cpu, builds in by_cpu.items():
+        if {"port", "fork"} <= set(builds):
+            port, fork = builds["port"].report, builds["fork"].report
+            differ = [k for k in sorted(set(port) | set(fork)) if port.get(k) != fork.get(k)]
+            funcs = fork.get("funcs")
+            assert isinstance(funcs, dict)
+            loops = sum(len(sigs) for sigs in funcs.values())
+            lines.append(f"{cpu.arch} -cpu {cpu.model}: the fork's and the port's reports are "
+                         + (f"identical ({len(funcs)} functions, {loops} loops)" if not differ else
+                            f"different in {', '.join(differ)}"))
+    return lines
 
 
 def table(rows: Sequence[Row]) -> str:
-    lines = ["| arch | qemu -cpu | numpy detects | test_dispatch() | opt_func_info() loops | report | tests | time |",
-             "|---|---|---|---|---|---|---|---|"]
+    lines = ["| build | arch | qemu -cpu | numpy detects | test_dispatch() | opt_func_info() loops | report | tests "
+             "| time |", "|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         chosen = ", ".join(f"{t} {n}" for t, n in sorted(r.chosen.items(), key=lambda kv: -kv[1]))
         counts = ", ".join(f"{n} {k}" for k, n in r.counts.items()) or "not run"
         verdict = "matches the model" if not r.problems else f"**{len(r.problems)} wrong**: {r.problems[0]}"
-        lines.append(f"| {r.cpu.arch} | {r.cpu.model} | {' '.join(r.detected) or '(none above baseline)'} | "
-                     f"{r.test_dispatch} | {chosen} | {verdict} | {counts} | {r.seconds:.0f} s |")
+        detected = " ".join(r.detected) or "(none above baseline)"
+        lines.append(f"| {r.build} | {r.cpu.arch} | {r.cpu.model} | {detected} | {r.test_dispatch} | {chosen} | "
+                     f"{verdict} | {counts} | {r.seconds:.0f} s |")
     return "\n".join(lines)
 
 
@@ -339,21 +379,27 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cpu", nargs="+", default=[], help="only these models (default: every one of CPUS)")
     parser.add_argument("--x86-wheel", type=Path, help="an x86_64 wheel of the port to use instead of building one")
     parser.add_argument("--tests", nargs="*", default=TESTS, help="numpy/_core/tests files (none: the report only)")
+    parser.add_argument("--fork", action="store_true", help="numpy as released too, its report side by side")
     parser.add_argument("--json", action="store_true", help="the rows as JSON instead of a table")
     args = parser.parse_args(argv)
     dest = args.dest.resolve()
     dest.mkdir(parents=True, exist_ok=True)
-    makers = {"x86_64": lambda: x86_target(dest, args.x86_wheel), "aarch64": lambda: aarch64_target(dest)}
+    makers = {"x86_64": lambda b: x86_target(dest, args.x86_wheel, b), "aarch64": lambda b: aarch64_target(dest, b)}
     rows = []
     for arch in args.arch:
-        target = makers[arch]()
-        for cpu in CPUS:
-            if cpu.arch == arch and (not args.cpu or cpu.model in args.cpu):
-                say(f"{arch} -cpu {cpu.model}")
-                rows.append(run_cpu(target, cpu, args.tests, dest))
-    print(json.dumps([r._asdict() for r in rows], indent=1) if args.json else table(rows))
+        for build in ["port", "fork"] if args.fork else ["port"]:
+            target = makers[arch](build)
+            for cpu in CPUS:
+                if cpu.arch == arch and (not args.cpu or cpu.model in args.cpu):
+                    say(f"{build}: {arch} -cpu {cpu.model}")
+                    rows.append(run_cpu(target, cpu, args.tests, dest))
+    compared = side_by_side(rows)
+    if args.json:
+        print(json.dumps([{k: v for k, v in r._asdict().items() if k != "report"} for r in rows], indent=1))
+    else:
+        print("\n".join([table(rows), *compared]))
     bad = [r for r in rows if r.problems or r.counts.get("failed") or r.counts.get("error")]
-    return 1 if bad else 0
+    return 1 if bad or any("different" in line for line in compared) else 0
 
 
 if __name__ == "__main__":

@@ -296,6 +296,34 @@ def test_numpy_cases_table_is_the_test_s_list() -> None:
     assert f"built and tested: numpy {built} on x86_64" in readme and f"built and tested: numpy {built}" in summary
 
 
+def test_numpy_cases_table_figures_are_the_recorded_fork_s() -> None:
+    """Each row's figures, ``identical (53 objects, 5 targets)``, are those of the fork's recorded dump of
+    its case, and a row where both refuse is a case the fork refused (the ``native`` rows, which depend on
+    the CPU, have no record)."""
+    from .test_example_numpy import CASES, configure_numpy
+
+    readme = (ROOT / "examples" / "numpy" / "README.md").read_text()
+    table = readme.split("### Configuration: the cases compared", 1)[1].split("\n#", 1)[0]
+    results = {row[:3]: row[3] for row in re.findall(r"^\| (\d+\.\d+\.\d+) \| ([^|]+?) \| ([^|]+?) \| ([^|]+) \|$",
+                                                     table, re.M)}
+    checked = 0
+    for case in CASES:
+        path = configure_numpy.RECORDED / f"{case.id}.json.gz"
+        if case.on_this_cpu or not path.is_file():
+            continue
+        dump = configure_numpy.read_record(path)["dump"]
+        result = results[_numpy_case_row(case.version, case.platform, case.options)]
+        figures = re.match(r"identical \((\d+)(?: objects)?, (\d+)(?: targets)?\b", result)
+        if not dump["configured"]:
+            assert result.startswith("both refuse"), case.id
+            continue
+        assert figures, f"{case.id}: {result}"
+        targets = {key.split(":")[1] for key in dump["objects"]}
+        assert (int(figures.group(1)), int(figures.group(2))) == (len(dump["objects"]), len(targets)), case.id
+        checked += 1
+    assert checked >= len(CASES) - 4
+
+
 # --------------------------------------------------------------------------- facts that would rot
 
 

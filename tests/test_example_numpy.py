@@ -7,7 +7,7 @@ repository) and with the Python of examples/numpy/toolchain.py (a pinned venv; 3
   configured with its vendored fork, against the port configured with stock Meson; every dispatch
   object's flags and defines, every other compile line's, every ``*.dispatch.h`` and
   ``npy_cpu_dispatch_config.h`` must be identical (configure_numpy.py and compare_builds.py; the
-  fork's dumps are cached, keyed by what they depend on);
+  fork's dumps are recorded as data in examples/numpy/fork-dumps/, with what they were made with);
 - the build: numpy's current release built through ``pip wheel`` (meson-python, with
   ``-Csetup-args=-Dcpu-baseline=...``; ccache when installed, as in CI), installed into a fresh
   venv and tested with numpy's own SIMD, dispatcher and umath tests, again with
@@ -22,14 +22,13 @@ import platform
 import re
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 from typing import Mapping, Sequence
 
 import pytest
 
 from .conftest import IN_CI, ROOT, need
-
-pytestmark = pytest.mark.slow
 
 EXAMPLE = ROOT / "examples" / "numpy"
 sys.path.insert(0, str(EXAMPLE))
@@ -40,30 +39,7 @@ import run_emulated  # noqa: E402
 import toolchain  # noqa: E402
 
 X86_64 = platform.machine().lower() in ("x86_64", "amd64")
-MARCH = "-Dc_args=-march=haswell"
-NONE = "-Dcpu-baseline=none"  # a ring's members (NEON..ASIMD, VSX/VSX2, 2.2.6's SSE/SSE2) then dispatched apart
-
-# numpy's options per version, on this machine's x86_64 gcc; the other platforms take the defaults, a raised
-# baseline (2.5.5), an empty one where numpy's rows form rings, and aarch64's own -march cases. This list is
-# the claim: examples/numpy/README.md's table is checked against it (tests/test_docs.py)
-OPTIONS_X86 = {
-    "2.5.5": [(), ("-Dcpu-dispatch=x86_v3",), ("-Dcpu-baseline=x86_v3",), ("-Dcpu-baseline=sse41",),
-              ("-Dcpu-dispatch=avx2",), ("-Dcpu-dispatch=max -x86_v4",), ("-Dcpu-dispatch=max -avx512f",),
-              ("-Ddisable-optimization=true",), (MARCH, "-Dcpu-baseline-detect=auto"),
-              (MARCH, "-Dcpu-baseline-detect=enabled"), (MARCH, "-Dcpu-baseline-detect=disabled"),
-              ("-Dcpu-baseline=native",)],
-    "2.2.6": [(), ("-Dcpu-baseline=sse42",), ("-Dcpu-baseline=avx2",), ("-Dcpu-baseline=native",), (NONE,)],
-}
-OTHER_PLATFORMS = {
-    "2.5.5": {"x86_64-clang": [(), ("-Dcpu-baseline=x86_v3",), ("-Dcpu-baseline=native",)],
-              "aarch64": [(), ("-Dcpu-baseline=asimdhp",), (NONE,), ("-Dcpu-baseline=sve",),
-                          ("-Dc_args=-march=armv8.2-a+fp16",)],
-              "ppc64le": [(), ("-Dcpu-baseline=vsx3",), (NONE,)],
-              "s390x": [(), ("-Dcpu-baseline=vxe",)], "i686": [(), ("-Dcpu-baseline=x86_v3",)]},
-    "2.2.6": {"x86_64-clang": [()], "aarch64": [(), (NONE,)], "ppc64le": [(), (NONE,)], "s390x": [()], "i686": [()]},
-}
-CASES = [configure_numpy.Case(v, "x86_64-gcc", o) for v, opts in OPTIONS_X86.items() for o in opts] + [
-    configure_numpy.Case(v, p, o) for v, by in OTHER_PLATFORMS.items() for p, opts in by.items() for o in opts]
+CASES = configure_numpy.CASES  # the claim: examples/numpy/README.md's table is checked against it
 
 # The cases whose port differs from the fork today, and how. strict: a case that starts to match
 # fails until its line here goes.
@@ -114,6 +90,22 @@ def trees(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("numpy")
 
 
+def test_the_fork_s_dumps_are_recorded_for_every_case() -> None:
+    """Each case whose result does not depend on this CPU has its fork dump recorded, made from the pinned
+    sdist, with the case's platform and options, in the current dump format; no other dump is recorded."""
+    expected = {c.id: c for c in CASES if not c.on_this_cpu}
+    found = {p.name.removesuffix(".json.gz"): p for p in configure_numpy.RECORDED.glob("*.json.gz")}
+    assert sorted(found) == sorted(expected)
+    for cid, path in found.items():
+        case = expected[cid]
+        made = configure_numpy.read_record(path)["made_with"]
+        assert made["sdist"] == prepare_numpy.release(case.version).sha256, cid
+        assert made["platform"] == configure_numpy.PLATFORMS[case.platform]._asdict(), cid
+        assert made["options"] == [*configure_numpy.COMMON, *case.options], cid
+        assert made["dump"] == compare_builds.FORMAT, f"{cid}: remake it (configure_numpy.py DEST --record)"
+
+
+@pytest.mark.slow
 @pytest.mark.skipif(not X86_64, reason="the host is not x86_64 (the cases name x86_64 compilers)")
 @pytest.mark.parametrize("case", [case_param(c) for c in CASES])
 def test_configuration_matches_the_fork(case: configure_numpy.Case, trees: Path) -> None:
@@ -125,6 +117,9 @@ def test_configuration_matches_the_fork(case: configure_numpy.Case, trees: Path)
     if not (trees / f"numpy-{case.version}").is_dir():
         prepared(trees, case.version, fork=False)
     port = configure_numpy.port_dump(case, trees)
+    if not case.on_this_cpu and configure_numpy.recorded(case, configure_numpy.made_with(case)) is None:
+        warnings.warn(f"{case.id}: no fork dump recorded for this machine's compilers; configuring the fork "
+                      "(examples/numpy/configure_numpy.py DEST --record records it)", stacklevel=1)
     fork = configure_numpy.fork_dump(case, trees)
     assert fork["configured"] or case.options, f"the fork refused numpy's defaults: {fork['messages']}"
     diffs = compare_builds.differences(fork, port)
@@ -181,6 +176,7 @@ def build_wheel(version: str, tree: Path, python: Path, out: Path) -> Path:
     return wheel
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not X86_64, reason="the host is not x86_64")
 @pytest.mark.parametrize("version", [pytest.param(v, marks=[pytest.mark.xfail(strict=True, reason=no_port(v))]
                                                   if no_port(v) else []) for v in BUILT])

@@ -44,6 +44,9 @@ COMMAND = re.compile(r"Command `.*` failed")
 HELPER_MESSAGE = ("ccopt-meson: error:", "ccopt-meson: warning:")
 CPU_BUILD = ("meson_cpu/", "subprojects/ccopt-meson", "subprojects/ccopt_meson")
 Dump = dict[str, Any]
+# the dump's format: raise it with any change to what dump() records (the recorded fork dumps of
+# configure_numpy.py are then remade: a dump of another format is not used)
+FORMAT = 1
 
 
 def cpu_flags(args: list[str]) -> list[str]:

@@ -20,14 +20,20 @@ For i686 the cross file also skips the compilers' sanity checks: stock Meson's C
 against the build machine's (64-bit) Python headers, which a 32-bit compiler refuses; the fork's
 Meson has no such check. Both builds get the same cross file.
 
-The fork's dumps are cached in prepare_numpy.py's cache (``fork-dumps/``), keyed by the sdist's
-sha256, the platform, the options, the compilers' versions, this CPU's flags (``native``) and
-these scripts' own text, so a test run configures the fork only for what it has not seen.
+The fork's dumps are data: ``fork-dumps/<case id>.json.gz`` beside this script holds, for each case of
+CASES whose result does not depend on the machine's CPU, the fork's dump and what it was made with
+(``made_with``: the sdist's sha256, the platform, the options, the compilers' versions, the dump's
+format). A case uses its recorded dump when ``made_with`` equals the case's on this machine; else the
+fork is configured and its dump cached in prepare_numpy.py's cache (``fork-dumps/``, keyed by the
+same record plus this CPU's flags for ``native``). ``--record`` remakes the recorded dumps:
+
+    python3 examples/numpy/configure_numpy.py DEST --record
 """
 
 from __future__ import annotations
 
 import argparse
+import gzip
 import hashlib
 import json
 import os
@@ -36,13 +42,14 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import compare_builds
 import prepare_numpy
 import toolchain
 
 HERE = Path(__file__).resolve().parent
+RECORDED = HERE / "fork-dumps"  # the fork's dumps of CASES, as data (--record remakes them)
 COMMON = ["-Dallow-noblas=true", "-Dblas=none", "-Dlapack=none"]
 SETUP_TIMEOUT = 900
 
@@ -81,6 +88,38 @@ class Case(NamedTuple):
     def id(self) -> str:
         opts = "_".join(o.removeprefix("-D").replace("=", "-") for o in self.options) or "defaults"
         return "-".join([self.version, self.platform, "".join(c if c.isalnum() or c in "._-" else "_" for c in opts)])
+
+    @property
+    def on_this_cpu(self) -> bool:
+        """Whether the fork's result depends on the build machine's CPU (``native``)."""
+        return any("native" in o.lower() for o in self.options)
+
+
+MARCH = "-Dc_args=-march=haswell"
+NONE = "-Dcpu-baseline=none"  # a ring's members (NEON..ASIMD, VSX/VSX2, 2.2.6's SSE/SSE2) then dispatched apart
+
+# The cases compared with the fork: numpy's options per version on x86_64 gcc; the other platforms
+# take the defaults, a raised baseline (2.5.5), an empty one where numpy's rows form rings, and
+# aarch64's own -march cases. This list is the claim: README.md's table is checked against it
+# (tests/test_docs.py), tests/test_example_numpy.py compares each case
+OPTIONS_X86 = {
+    "2.5.5": [(), ("-Dcpu-dispatch=x86_v3",), ("-Dcpu-baseline=x86_v3",), ("-Dcpu-baseline=sse41",),
+              ("-Dcpu-dispatch=avx2",), ("-Dcpu-dispatch=max -x86_v4",), ("-Dcpu-dispatch=max -avx512f",),
+              ("-Ddisable-optimization=true",), (MARCH, "-Dcpu-baseline-detect=auto"),
+              (MARCH, "-Dcpu-baseline-detect=enabled"), (MARCH, "-Dcpu-baseline-detect=disabled"),
+              ("-Dcpu-baseline=native",)],
+    "2.2.6": [(), ("-Dcpu-baseline=sse42",), ("-Dcpu-baseline=avx2",), ("-Dcpu-baseline=native",), (NONE,)],
+}
+OTHER_PLATFORMS = {
+    "2.5.5": {"x86_64-clang": [(), ("-Dcpu-baseline=x86_v3",), ("-Dcpu-baseline=native",)],
+              "aarch64": [(), ("-Dcpu-baseline=asimdhp",), (NONE,), ("-Dcpu-baseline=sve",),
+                          ("-Dc_args=-march=armv8.2-a+fp16",)],
+              "ppc64le": [(), ("-Dcpu-baseline=vsx3",), (NONE,)],
+              "s390x": [(), ("-Dcpu-baseline=vxe",)], "i686": [(), ("-Dcpu-baseline=x86_v3",)]},
+    "2.2.6": {"x86_64-clang": [()], "aarch64": [(), (NONE,)], "ppc64le": [(), (NONE,)], "s390x": [()], "i686": [()]},
+}
+CASES = [Case(v, "x86_64-gcc", o) for v, opts in OPTIONS_X86.items() for o in opts] + [
+    Case(v, p, o) for v, by in OTHER_PLATFORMS.items() for p, opts in by.items() for o in opts]
 
 
 class Setup(NamedTuple):
@@ -137,11 +176,14 @@ def setup(tree: Path, case: Case, fork: bool, extra: dict[str, str] | None = Non
 
 
 def compiler_versions(case: Case) -> list[str]:
+    """Each compiler's name and version (``gcc 12.2.0``): the last word of its ``--version`` line, not the
+    distribution's build of it."""
     p = PLATFORMS[case.platform]
     out = []
     for tool in (p.cc, p.cxx):
         r = subprocess.run([tool, "--version"], capture_output=True, text=True)
-        out.append(r.stdout.split("\n")[0])
+        words = (r.stdout.splitlines() or [""])[0].split()
+        out.append(f"{tool} {words[-1] if words else '?'}")
     return out
 
 
@@ -154,39 +196,86 @@ def cpu_flags() -> str:
     return next((line for line in text.splitlines() if line.startswith(("flags", "Features"))), "")
 
 
-def fork_key(case: Case) -> str:
-    parts = {
+def made_with(case: Case) -> dict[str, object]:
+    """What the fork's dump of ``case`` depends on, on this machine."""
+    parts: dict[str, object] = {
         "sdist": prepare_numpy.release(case.version).sha256,
         "platform": PLATFORMS[case.platform]._asdict(),
         "options": [*COMMON, *case.options],
         "compilers": compiler_versions(case),
-        "cpu": cpu_flags(),
-        "scripts": [hashlib.sha256((HERE / f).read_bytes()).hexdigest() for f in
-                    ("compare_builds.py", "configure_numpy.py", "toolchain.py")],
+        "dump": compare_builds.FORMAT,
     }
-    return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()[:16]
+    if case.on_this_cpu:
+        parts["cpu"] = cpu_flags()
+    return parts
+
+
+def read_record(path: Path) -> dict[str, Any]:
+    """A recorded dump's file: ``{"made_with": ..., "dump": ...}``."""
+    return dict(json.loads(gzip.decompress(path.read_bytes())))
+
+
+def recorded(case: Case, made: dict[str, object]) -> compare_builds.Dump | None:
+    """The recorded dump of ``case`` when it was made with ``made``; else None."""
+    path = RECORDED / f"{case.id}.json.gz"
+    if not path.is_file():
+        return None
+    data = read_record(path)
+    return dict(data["dump"]) if data["made_with"] == made else None
+
+
+def write_atomically(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.NamedTemporaryFile("wb", dir=path.parent, suffix=".tmp", delete=False) as f:
+        f.write(data)
+    os.replace(f.name, path)
 
 
 def dump_of(s: Setup) -> compare_builds.Dump:
     return compare_builds.dump(s.build, s.log, s.configured)
 
 
-def fork_dump(case: Case, dest: Path) -> compare_builds.Dump:
-    """The fork's dump of ``case``: from the cache, else configured in ``dest`` and cached."""
-    cached = prepare_numpy.cache_dir() / "fork-dumps" / f"{case.id}-{fork_key(case)}.json"
-    if cached.is_file():
-        return dict(json.loads(cached.read_text()))
+def configure_fork(case: Case, dest: Path) -> compare_builds.Dump:
+    """The fork's dump of ``case``, configured in ``dest``."""
     tree = dest / f"numpy-{case.version}-fork"
     if not tree.is_dir():
         tree = prepare_numpy.prepare(dest, case.version, fork=True)
     s = setup(tree, case, fork=True)
     found = dump_of(s)
     shutil.rmtree(s.build, ignore_errors=True)
-    cached.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.NamedTemporaryFile("w", dir=cached.parent, suffix=".tmp", delete=False) as f:
-        json.dump(found, f, indent=1, sort_keys=True)
-    os.replace(f.name, cached)
     return found
+
+
+def fork_dump(case: Case, dest: Path) -> compare_builds.Dump:
+    """The fork's dump of ``case``: recorded, else cached, else configured in ``dest`` and cached."""
+    made = made_with(case)
+    found = recorded(case, made)
+    if found is not None:
+        return found
+    key = hashlib.sha256(json.dumps(made, sort_keys=True).encode()).hexdigest()[:16]
+    cached = prepare_numpy.cache_dir() / "fork-dumps" / f"{case.id}-{key}.json"
+    if cached.is_file():
+        return dict(json.loads(cached.read_text()))
+    found = configure_fork(case, dest)
+    write_atomically(cached, json.dumps(found, indent=1, sort_keys=True).encode())
+    return found
+
+
+def record(dest: Path) -> list[str]:
+    """Configures the fork for every case of CASES not ``on_this_cpu`` and records its dump (the
+    cases whose tools are missing are left as they are); the ids of what changed."""
+    changed = []
+    for case in CASES:
+        if case.on_this_cpu or missing_tools(case):
+            continue
+        made = made_with(case)
+        if recorded(case, made) is not None:
+            continue
+        found = configure_fork(case, dest)
+        text = json.dumps({"made_with": made, "dump": found}, indent=1, sort_keys=True)
+        write_atomically(RECORDED / f"{case.id}.json.gz", gzip.compress(text.encode(), mtime=0))
+        changed.append(case.id)
+    return changed
 
 
 def port_dump(case: Case, dest: Path, extra: dict[str, str] | None = None) -> compare_builds.Dump:
@@ -204,10 +293,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("dest", type=Path, help="where the trees are (prepare_numpy.py's DEST)")
     parser.add_argument("--fork", action="store_true", help="the fork's configuration (cached)")
     parser.add_argument("--compare", action="store_true", help="both, and their differences")
+    parser.add_argument("--record", action="store_true",
+                        help="remake fork-dumps/ for CASES (those not already made with this machine's tools)")
     parser.add_argument("--version", default=prepare_numpy.CURRENT, choices=sorted(prepare_numpy.RELEASES))
     parser.add_argument("--platform", default="x86_64-gcc", choices=sorted(PLATFORMS))
     parser.add_argument("options", nargs="*", help="numpy's meson setup options, after --")
     args = parser.parse_args(argv)
+    if args.record:
+        changed = record(args.dest.resolve())
+        print("\n".join(f"recorded {c}" for c in changed) or "every recorded dump is current")
+        return 0
     case = Case(args.version, args.platform, tuple(args.options))
     if missing_tools(case):
         raise SystemExit(f"configure_numpy: {' and '.join(missing_tools(case))} not found; install them")

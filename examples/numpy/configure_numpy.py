@@ -197,7 +197,9 @@ def cpu_flags() -> str:
 
 
 def made_with(case: Case) -> dict[str, object]:
-    """What the fork's dump of ``case`` depends on, on this machine."""
+    """What the fork's dump of ``case`` depends on, on this machine. How setup() configures a case (the
+    cross file, the environment) is not in it: a change there is the port's too, and the comparisons
+    then show the records out of date until ``--record`` remakes them (delete the files first)."""
     parts: dict[str, object] = {
         "sdist": prepare_numpy.release(case.version).sha256,
         "platform": PLATFORMS[case.platform]._asdict(),

@@ -432,3 +432,11 @@ def test_side_by_side_says_whether_the_fork_s_report_is_the_port_s() -> None:
     assert run_emulated.side_by_side([row("port", same), row("fork", other)]) == [
         "x86_64 -cpu Haswell: the fork's and the port's reports are different in dispatch"]
     assert run_emulated.side_by_side([row("port", same)]) == []
+
+
+def test_configure_numpy_takes_numpy_s_options_after_the_separator() -> None:
+    args, options = configure_numpy.parse(["/tmp/np", "--compare", "--platform", "aarch64", "--",
+                                           "-Dcpu-baseline=asimdhp", "-Dcpu-dispatch=none"])
+    assert (args.dest, args.compare, args.platform) == (Path("/tmp/np"), True, "aarch64")
+    assert options == ("-Dcpu-baseline=asimdhp", "-Dcpu-dispatch=none")
+    assert configure_numpy.parse(["/tmp/np", "--fork"])[1] == ()

@@ -290,8 +290,10 @@ def port_dump(case: Case, dest: Path, extra: dict[str, str] | None = None) -> co
     return found
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def parse(argv: list[str]) -> tuple[argparse.Namespace, tuple[str, ...]]:
+    """The command line: its options, and numpy's ``meson setup`` options (what follows ``--``)."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                     epilog="numpy's meson setup options follow --: ... -- -Dcpu-baseline=avx2")
     parser.add_argument("dest", type=Path, help="where the trees are (prepare_numpy.py's DEST)")
     parser.add_argument("--fork", action="store_true", help="the fork's configuration (cached)")
     parser.add_argument("--compare", action="store_true", help="both, and their differences")
@@ -299,13 +301,19 @@ def main(argv: list[str] | None = None) -> int:
                         help="remake fork-dumps/ for CASES (those not already made with this machine's tools)")
     parser.add_argument("--version", default=prepare_numpy.CURRENT, choices=sorted(prepare_numpy.RELEASES))
     parser.add_argument("--platform", default="x86_64-gcc", choices=sorted(PLATFORMS))
-    parser.add_argument("options", nargs="*", help="numpy's meson setup options, after --")
-    args = parser.parse_args(argv)
+    # split here: argparse gives an empty list to a "*" positional read along with DEST, then refuses
+    # what follows --
+    split = argv.index("--") if "--" in argv else len(argv)
+    return parser.parse_args(argv[:split]), tuple(argv[split + 1:])
+
+
+def main(argv: list[str] | None = None) -> int:
+    args, options = parse(sys.argv[1:] if argv is None else argv)
     if args.record:
         changed = record(args.dest.resolve())
         print("\n".join(f"recorded {c}" for c in changed) or "every recorded dump is current")
         return 0
-    case = Case(args.version, args.platform, tuple(args.options))
+    case = Case(args.version, args.platform, options)
     if missing_tools(case):
         raise SystemExit(f"configure_numpy: {' and '.join(missing_tools(case))} not found; install them")
     dest = args.dest.resolve()

@@ -39,7 +39,7 @@ import run_emulated  # noqa: E402
 import toolchain  # noqa: E402
 
 X86_64 = platform.machine().lower() in ("x86_64", "amd64")
-CASES = configure_numpy.CASES  # the claim: examples/numpy/README.md's table is checked against it
+CASES = configure_numpy.CASES
 
 # The cases whose port differs from the fork today, and how. strict: a case that starts to match
 # fails until its line here goes.
@@ -92,7 +92,8 @@ def trees(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_the_fork_s_dumps_are_recorded_for_every_case() -> None:
     """Each case whose result does not depend on this CPU has its fork dump recorded, made from the pinned
-    sdist, with the case's platform and options, in the current dump format; no other dump is recorded."""
+    sdist, with the case's platform and options, in the current dump and setup formats; no other dump is
+    recorded."""
     expected = {c.id: c for c in CASES if not c.on_this_cpu}
     found = {p.name.removesuffix(".json.gz"): p for p in configure_numpy.RECORDED.glob("*.json.gz")}
     assert sorted(found) == sorted(expected)
@@ -102,7 +103,8 @@ def test_the_fork_s_dumps_are_recorded_for_every_case() -> None:
         assert made["sdist"] == prepare_numpy.release(case.version).sha256, cid
         assert made["platform"] == configure_numpy.PLATFORMS[case.platform]._asdict(), cid
         assert made["options"] == [*configure_numpy.COMMON, *case.options], cid
-        assert made["dump"] == compare_builds.FORMAT, f"{cid}: remake it (configure_numpy.py DEST --record)"
+        assert (made["dump"], made["setup"]) == (compare_builds.FORMAT, configure_numpy.SETUP_FORMAT), \
+            f"{cid}: remake it (configure_numpy.py DEST --record)"
 
 
 @pytest.mark.slow

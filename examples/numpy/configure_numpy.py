@@ -22,10 +22,11 @@ Meson has no such check. Both builds get the same cross file.
 
 The fork's dumps are data: ``fork-dumps/<case id>.json.gz`` beside this script holds, for each case of
 CASES whose result does not depend on the machine's CPU, the fork's dump and what it was made with
-(``made_with``: the sdist's sha256, the platform, the options, the compilers' versions, the dump's
-format). A case uses its recorded dump when ``made_with`` equals the case's on this machine; else the
-fork is configured and its dump cached in prepare_numpy.py's cache (``fork-dumps/``, keyed by the
-same record plus this CPU's flags for ``native``). ``--record`` remakes the recorded dumps:
+(``made_with``: the sdist's sha256, the platform, the options, each compiler's version and a hash of
+its predefined macros, the formats of the dump and of the setup). A case uses its recorded dump when
+``made_with`` equals the case's on this machine; else the fork is configured and its dump cached in
+prepare_numpy.py's cache (``fork-dumps/``, keyed by ``made_with`` and these scripts' text). ``--record``
+remakes the recorded dumps that do not match this machine:
 
     python3 examples/numpy/configure_numpy.py DEST --record
 """
@@ -50,6 +51,9 @@ import toolchain
 
 HERE = Path(__file__).resolve().parent
 RECORDED = HERE / "fork-dumps"  # the fork's dumps of CASES, as data (--record remakes them)
+# how setup() configures a case (its cross file, environment, options): raise it with any change there,
+# then --record (a record of another setup is not used)
+SETUP_FORMAT = 1
 COMMON = ["-Dallow-noblas=true", "-Dblas=none", "-Dlapack=none"]
 SETUP_TIMEOUT = 900
 
@@ -175,15 +179,19 @@ def setup(tree: Path, case: Case, fork: bool, extra: dict[str, str] | None = Non
     return Setup(build, r.returncode == 0, r.stdout + r.stderr)
 
 
-def compiler_versions(case: Case) -> list[str]:
-    """Each compiler's name and version (``gcc 12.2.0``): the last word of its ``--version`` line, not the
-    distribution's build of it."""
+def compilers(case: Case) -> list[dict[str, str]]:
+    """Each compiler of ``case``: its name, version and a hash of its predefined macros (``-E -dM``), which
+    hold what it targets by default (a distribution's default ``-march``, ``-fcf-protection`` ...)."""
     p = PLATFORMS[case.platform]
     out = []
-    for tool in (p.cc, p.cxx):
-        r = subprocess.run([tool, "--version"], capture_output=True, text=True)
-        words = (r.stdout.splitlines() or [""])[0].split()
-        out.append(f"{tool} {words[-1] if words else '?'}")
+    for tool, lang in ((p.cc, "c"), (p.cxx, "c++")):
+        r = subprocess.run([tool, "-E", "-dM", "-x", lang, os.devnull], capture_output=True, text=True)
+        lines = sorted(r.stdout.splitlines())
+        macros = dict((line.split(" ", 2)[1:] + [""])[:2] for line in lines if line.startswith("#define "))
+        keys = (("__clang_major__", "__clang_minor__", "__clang_patchlevel__") if "__clang_major__" in macros
+                else ("__GNUC__", "__GNUC_MINOR__", "__GNUC_PATCHLEVEL__"))
+        digest = hashlib.sha256("\n".join(lines).encode()).hexdigest()[:16]
+        out.append({"compiler": tool, "version": ".".join(macros.get(k, "?") for k in keys), "predefined": digest})
     return out
 
 
@@ -197,15 +205,14 @@ def cpu_flags() -> str:
 
 
 def made_with(case: Case) -> dict[str, object]:
-    """What the fork's dump of ``case`` depends on, on this machine. How setup() configures a case (the
-    cross file, the environment) is not in it: a change there is the port's too, and the comparisons
-    then show the records out of date until ``--record`` remakes them (delete the files first)."""
+    """What the fork's dump of ``case`` depends on, on this machine."""
     parts: dict[str, object] = {
         "sdist": prepare_numpy.release(case.version).sha256,
         "platform": PLATFORMS[case.platform]._asdict(),
         "options": [*COMMON, *case.options],
-        "compilers": compiler_versions(case),
+        "compilers": compilers(case),
         "dump": compare_builds.FORMAT,
+        "setup": SETUP_FORMAT,
     }
     if case.on_this_cpu:
         parts["cpu"] = cpu_flags()
@@ -254,7 +261,9 @@ def fork_dump(case: Case, dest: Path) -> compare_builds.Dump:
     found = recorded(case, made)
     if found is not None:
         return found
-    key = hashlib.sha256(json.dumps(made, sort_keys=True).encode()).hexdigest()[:16]
+    scripts = [hashlib.sha256((HERE / f).read_bytes()).hexdigest() for f in
+               ("compare_builds.py", "configure_numpy.py", "toolchain.py")]  # a cached dump: any change remakes it
+    key = hashlib.sha256(json.dumps([made, scripts], sort_keys=True).encode()).hexdigest()[:16]
     cached = prepare_numpy.cache_dir() / "fork-dumps" / f"{case.id}-{key}.json"
     if cached.is_file():
         return dict(json.loads(cached.read_text()))
@@ -263,21 +272,26 @@ def fork_dump(case: Case, dest: Path) -> compare_builds.Dump:
     return found
 
 
-def record(dest: Path) -> list[str]:
-    """Configures the fork for every case of CASES not ``on_this_cpu`` and records its dump (the
-    cases whose tools are missing are left as they are); the ids of what changed."""
-    changed = []
-    for case in CASES:
-        if case.on_this_cpu or missing_tools(case):
-            continue
-        made = made_with(case)
-        if recorded(case, made) is not None:
-            continue
-        found = configure_fork(case, dest)
-        text = json.dumps({"made_with": made, "dump": found}, indent=1, sort_keys=True)
-        write_atomically(RECORDED / f"{case.id}.json.gz", gzip.compress(text.encode(), mtime=0))
-        changed.append(case.id)
-    return changed
+def record(dest: Path) -> tuple[list[str], list[str]]:
+    """Configures the fork, from freshly prepared trees in ``dest``, for every case of CASES not
+    ``on_this_cpu`` whose record does not match this machine, and records its dump; the ids of the
+    cases recorded, and of those left as they were because their compilers are missing."""
+    recorded_ids, missing = [], []
+    with tempfile.TemporaryDirectory(dir=dest, prefix="record-") as scratch:
+        for case in CASES:
+            if case.on_this_cpu:
+                continue
+            if missing_tools(case):
+                missing.append(case.id)
+                continue
+            made = made_with(case)
+            if recorded(case, made) is not None:
+                continue
+            found = configure_fork(case, Path(scratch))
+            text = json.dumps({"made_with": made, "dump": found}, indent=1, sort_keys=True)
+            write_atomically(RECORDED / f"{case.id}.json.gz", gzip.compress(text.encode(), mtime=0))
+            recorded_ids.append(case.id)
+    return recorded_ids, missing
 
 
 def port_dump(case: Case, dest: Path, extra: dict[str, str] | None = None) -> compare_builds.Dump:
@@ -295,7 +309,7 @@ def parse(argv: list[str]) -> tuple[argparse.Namespace, tuple[str, ...]]:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                      epilog="numpy's meson setup options follow --: ... -- -Dcpu-baseline=avx2")
     parser.add_argument("dest", type=Path, help="where the trees are (prepare_numpy.py's DEST)")
-    parser.add_argument("--fork", action="store_true", help="the fork's configuration (cached)")
+    parser.add_argument("--fork", action="store_true", help="the fork's configuration (recorded, else cached)")
     parser.add_argument("--compare", action="store_true", help="both, and their differences")
     parser.add_argument("--record", action="store_true",
                         help="remake fork-dumps/ for CASES (those not already made with this machine's tools)")
@@ -310,9 +324,12 @@ def parse(argv: list[str]) -> tuple[argparse.Namespace, tuple[str, ...]]:
 def main(argv: list[str] | None = None) -> int:
     args, options = parse(sys.argv[1:] if argv is None else argv)
     if args.record:
-        changed = record(args.dest.resolve())
-        print("\n".join(f"recorded {c}" for c in changed) or "every recorded dump is current")
-        return 0
+        dest = args.dest.resolve()
+        dest.mkdir(parents=True, exist_ok=True)
+        made, missing = record(dest)
+        print("\n".join([*(f"recorded {c}" for c in made), *(f"not recorded (compilers missing) {c}" for c in missing)])
+              or "every recorded dump matches this machine")
+        return 1 if missing else 0
     case = Case(args.version, args.platform, options)
     if missing_tools(case):
         raise SystemExit(f"configure_numpy: {' and '.join(missing_tools(case))} not found; install them")

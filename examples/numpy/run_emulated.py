@@ -24,7 +24,8 @@ whether the two reports are identical: the features detected, the baseline and d
 every function's built and chosen targets.
 
 Everything is made once in DIR (a step whose output exists is skipped); the sysroot is cached in
-prepare_numpy's cache. Exit 0 when every CPU's report matches its model and no test failed.
+prepare_numpy's cache. Exit 0 when every CPU's report matches its model, no test failed and (``--fork``)
+the two builds' reports are identical.
 """
 
 from __future__ import annotations
@@ -351,11 +352,11 @@ def side_by_side(rows: Sequence[Row]) -> list[str]:
             port, fork = builds["port"].report, builds["fork"].report
             differ = [k for k in sorted(set(port) | set(fork)) if port.get(k) != fork.get(k)]
             funcs = fork.get("funcs")
-            assert isinstance(funcs, dict)
-            loops = sum(len(sigs) for sigs in funcs.values())
-            lines.append(f"{cpu.arch} -cpu {cpu.model}: the fork's and the port's reports are "
-                         + (f"identical ({len(funcs)} functions, {loops} loops)" if not differ else
-                            f"different in {', '.join(differ)}"))
+            if differ or not isinstance(funcs, dict):
+                verdict = f"different in {', '.join(differ)}" if differ else "without opt_func_info()"
+            else:
+                verdict = f"identical ({len(funcs)} functions, {sum(len(sigs) for sigs in funcs.values())} loops)"
+            lines.append(f"{cpu.arch} -cpu {cpu.model}: the fork's and the port's reports are {verdict}")
     return lines
 
 

@@ -440,3 +440,33 @@ def test_configure_numpy_takes_numpy_s_options_after_the_separator() -> None:
     assert (args.dest, args.compare, args.platform) == (Path("/tmp/np"), True, "aarch64")
     assert options == ("-Dcpu-baseline=asimdhp", "-Dcpu-dispatch=none")
     assert configure_numpy.parse(["/tmp/np", "--fork"])[1] == ()
+
+
+def test_record_writes_what_does_not_match_and_names_what_it_could_not(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    cases = [configure_numpy.Case("2.5.5", "x86_64-gcc"), configure_numpy.Case("2.5.5", "s390x"),
+             configure_numpy.Case("2.5.5", "x86_64-gcc", ("-Dcpu-baseline=native",))]
+    configured: list[str] = []
+
+    def configure_fork(case: configure_numpy.Case, dest: Path) -> dict[str, object]:
+        assert dest.parent == tmp_path and dest.name.startswith("record-")  # fresh trees, not DEST's
+        configured.append(case.id)
+        return {"configured": True, "messages": []}
+
+    monkeypatch.setattr(configure_numpy, "CASES", cases)
+    monkeypatch.setattr(configure_numpy, "RECORDED", tmp_path / "fork-dumps")
+    monkeypatch.setattr(configure_numpy, "configure_fork", configure_fork)
+    monkeypatch.setattr(configure_numpy, "made_with", lambda case: {"case": case.id})
+    monkeypatch.setattr(configure_numpy, "missing_tools", lambda case: ["s390x-linux-gnu-gcc"]
+                        if case.platform == "s390x" else [])
+
+    assert configure_numpy.record(tmp_path) == (["2.5.5-x86_64-gcc-defaults"], ["2.5.5-s390x-defaults"])
+    written = tmp_path / "fork-dumps" / "2.5.5-x86_64-gcc-defaults.json.gz"
+    assert configure_numpy.read_record(written) == {"made_with": {"case": "2.5.5-x86_64-gcc-defaults"},
+                                                    "dump": {"configured": True, "messages": []}}
+    assert configure_numpy.recorded(cases[0], {"case": "2.5.5-x86_64-gcc-defaults"}) is not None
+    assert configure_numpy.recorded(cases[0], {"case": "other compilers"}) is None
+    first = written.read_bytes()
+    assert configure_numpy.record(tmp_path) == ([], ["2.5.5-s390x-defaults"])  # matches now: not remade
+    assert configured == ["2.5.5-x86_64-gcc-defaults"] and written.read_bytes() == first
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["fork-dumps"]  # the scratch trees are gone

@@ -22,7 +22,6 @@ import platform
 import re
 import subprocess
 import sys
-import warnings
 from pathlib import Path
 from typing import Mapping, Sequence
 
@@ -119,9 +118,6 @@ def test_configuration_matches_the_fork(case: configure_numpy.Case, trees: Path)
     if not (trees / f"numpy-{case.version}").is_dir():
         prepared(trees, case.version, fork=False)
     port = configure_numpy.port_dump(case, trees)
-    if not case.on_this_cpu and configure_numpy.recorded(case, configure_numpy.made_with(case)) is None:
-        warnings.warn(f"{case.id}: no fork dump recorded for this machine's compilers; configuring the fork "
-                      "(examples/numpy/configure_numpy.py DEST --record records it)", stacklevel=1)
     fork = configure_numpy.fork_dump(case, trees)
     assert fork["configured"] or case.options, f"the fork refused numpy's defaults: {fork['messages']}"
     diffs = compare_builds.differences(fork, port)

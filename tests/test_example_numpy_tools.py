@@ -470,3 +470,19 @@ def test_record_writes_what_does_not_match_and_names_what_it_could_not(tmp_path:
     assert configure_numpy.record(tmp_path) == ([], ["2.5.5-s390x-defaults"])  # matches now: not remade
     assert configured == ["2.5.5-x86_64-gcc-defaults"] and written.read_bytes() == first
     assert sorted(p.name for p in tmp_path.iterdir()) == ["fork-dumps"]  # the scratch trees are gone
+
+
+def test_fork_dump_says_when_no_record_matches_and_caches_what_it_configured(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[str] = []
+    monkeypatch.setenv("CCOPT_NUMPY_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(configure_numpy, "RECORDED", tmp_path / "fork-dumps")
+    monkeypatch.setattr(configure_numpy, "made_with", lambda case: {"case": case.id})
+    monkeypatch.setattr(configure_numpy, "configure_fork",
+                        lambda case, dest: calls.append(case.id) or {"configured": True, "messages": []})
+    case = configure_numpy.Case("2.5.5", "s390x")
+    with pytest.warns(UserWarning, match="2.5.5-s390x-defaults: no fork dump recorded"):
+        assert configure_numpy.fork_dump(case, tmp_path)["configured"]
+    with pytest.warns(UserWarning):
+        configure_numpy.fork_dump(case, tmp_path)  # from the cache now
+    assert calls == ["2.5.5-s390x-defaults"]

@@ -42,6 +42,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import warnings
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -164,12 +165,17 @@ def environment(case: Case, python: Path) -> dict[str, str]:
     return env
 
 
+def meson_command(python: Path, fork: bool) -> list[str]:
+    """Meson, run from a numpy tree: the fork's, vendored in numpy's sdist, or the toolchain's stock Meson."""
+    return [str(python), "vendored-meson/meson/meson.py"] if fork else [str(python), "-m", "mesonbuild.mesonmain"]
+
+
 def setup(tree: Path, case: Case, fork: bool, extra: dict[str, str] | None = None) -> Setup:
     """``meson setup`` of ``tree`` for ``case`` into a fresh ``tree/build-<id>``."""
     python = toolchain.python_for(case.version)
     build = tree / f"build-{case.id}"
     shutil.rmtree(build, ignore_errors=True)
-    meson = [str(python), "vendored-meson/meson/meson.py"] if fork else [str(python), "-m", "mesonbuild.mesonmain"]
+    meson = meson_command(python, fork)
     args = [*meson, "setup", build.name, *COMMON, *case.options]
     if PLATFORMS[case.platform].cross is not None:
         args += ["--cross-file", str(cross_file(PLATFORMS[case.platform], tree / f"{case.platform}.ini"))]
@@ -182,16 +188,17 @@ def setup(tree: Path, case: Case, fork: bool, extra: dict[str, str] | None = Non
 def compilers(case: Case) -> list[dict[str, str]]:
     """Each compiler of ``case``: its name, version and a hash of its predefined macros (``-E -dM``), which
     hold what it targets by default (a distribution's default ``-march``, ``-fcf-protection`` ...)."""
+    prepare_numpy.checkout()
+    from ccopt_meson.compiler import identify_id, parse_macro_dump, version_from_macros
+
     p = PLATFORMS[case.platform]
     out = []
     for tool, lang in ((p.cc, "c"), (p.cxx, "c++")):
         r = subprocess.run([tool, "-E", "-dM", "-x", lang, os.devnull], capture_output=True, text=True)
-        lines = sorted(r.stdout.splitlines())
-        macros = dict((line.split(" ", 2)[1:] + [""])[:2] for line in lines if line.startswith("#define "))
-        keys = (("__clang_major__", "__clang_minor__", "__clang_patchlevel__") if "__clang_major__" in macros
-                else ("__GNUC__", "__GNUC_MINOR__", "__GNUC_PATCHLEVEL__"))
-        digest = hashlib.sha256("\n".join(lines).encode()).hexdigest()[:16]
-        out.append({"compiler": tool, "version": ".".join(macros.get(k, "?") for k in keys), "predefined": digest})
+        macros = parse_macro_dump(r.stdout)
+        digest = hashlib.sha256("\n".join(sorted(r.stdout.splitlines())).encode()).hexdigest()[:16]
+        version = version_from_macros(identify_id(macros), macros)
+        out.append({"compiler": tool, "version": version, "predefined": digest})
     return out
 
 
@@ -261,6 +268,9 @@ def fork_dump(case: Case, dest: Path) -> compare_builds.Dump:
     found = recorded(case, made)
     if found is not None:
         return found
+    if not case.on_this_cpu:
+        warnings.warn(f"{case.id}: no fork dump recorded for this machine's compilers; configuring the fork "
+                      "(configure_numpy.py DEST --record records it)", stacklevel=2)
     scripts = [hashlib.sha256((HERE / f).read_bytes()).hexdigest() for f in
                ("compare_builds.py", "configure_numpy.py", "toolchain.py")]  # a cached dump: any change remakes it
     key = hashlib.sha256(json.dumps([made, scripts], sort_keys=True).encode()).hexdigest()[:16]

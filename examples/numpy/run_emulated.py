@@ -271,9 +271,7 @@ def aarch64_target(dest: Path, build: str = "port") -> Target:
         where.mkdir(parents=True, exist_ok=True)
         tree = tree_of(dest, build)
         env = toolchain.tool_env(python)
-        # the port: stock Meson; the fork: the Meson vendored in numpy's sdist
-        meson = [str(python), *(["-m", "mesonbuild.mesonmain"] if build == "port" else
-                                ["vendored-meson/meson/meson.py"])]
+        meson = configure_numpy.meson_command(python, fork=build == "fork")
         build_dir = "build-aarch64"
         shutil.rmtree(tree / build_dir, ignore_errors=True)
         run([*meson, "setup", build_dir, "--cross-file", str(cross_file(where, root, python)), *configure_numpy.COMMON,

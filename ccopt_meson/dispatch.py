@@ -19,7 +19,7 @@ from . import fsio
 from ._record import TYPE_CHECKING, NamedTuple
 from .errors import DispatchSourceError, InputError, did_you_mean, did_you_mean_token, unknown_names
 from .records import Detection
-from .tables import Table, all_feature_names
+from .tables import Table, all_feature_names, macro_style
 from .tokens import TARGETS_KEYWORDS, TARGETS_SEPARATORS, lex, show
 
 if TYPE_CHECKING:
@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     # covered)
     Made = Dict[Tuple[Optional[Tuple[str, ...]], Tuple[str, ...], bool], "Target"]
 
-__all__ = ["POLICIES", "Statement", "parse_text", "parse_targets", "parse_file", "render_statement", "Target", "select",
+__all__ = ["POLICIES", "Statement", "parse_text", "parse_targets", "parse_file", "render_statement", "Target", "guard", "select",
            "select_all", "target_name"]
 
 # NOHEADER: the source is compiled for its targets like any other, but gets no generated <source>.h: a file
@@ -233,6 +233,22 @@ def make_target(det: Detection, members: Sequence[str], extra: Sequence[str] = (
     # those checked too, or the version could run on a CPU without them (SIGILL).
     more = table.closure(members) - table.reference().closure(members) - set(det.baseline)
     return Target(name, tuple(members), tuple(args), (*members, *table.sort(more)))
+
+
+def guard(det: Detection | None, t: Target) -> tuple[str, ...]:
+    """What the run-time tests before it calls the version ``t``: the one answer that the header making the test
+    (``emit``), the manifest declaring it and the audit checking the version against it all use.  ccopt's
+    run-time tests the target's ``checks`` (``det`` may be None for it); a project protocol's header (numpy's)
+    its rows' ``detect``, or the implied closure as far as its run-time knows the names (its ``max``)."""
+    if t.name == "BASELINE":
+        return ()
+    table = det.table if det is not None else None
+    if det is None or table is None or macro_style(det.request.macros.style)["header"] != "numpy":
+        return t.checks or t.members
+    if table.policies.own_detect:
+        return tuple(table.detect_of(t.members))
+    known = table.project.max_of(table.machine.family) if table.project else None
+    return tuple(n for n in table.sort(table.closure(t.checks or t.members)) if known is None or n in known)
 
 
 def baseline_target(det: Detection, extra: Sequence[str] = ()) -> Target:

@@ -10,9 +10,9 @@ from __future__ import annotations
 import re
 from pathlib import PurePath
 
-from . import fsio
+from . import fsio, manifest
 from ._record import TYPE_CHECKING
-from .dispatch import Target
+from .dispatch import Target, guard
 from .errors import InputError
 from .records import Detection
 from .tables import macro_name
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from typing import Sequence
 
 __all__ = ["config_header", "kernel_header", "KERNEL_HEADER", "dispatch_header", "numpy_dispatch_header",
-           "source_header", "write_if_changed", "header_name", "source_id"]
+           "source_header", "manifest_block", "write_if_changed", "header_name", "source_id"]
 
 _BANNER = "/* " + fsio.MARK + " {version} from {what}; do not edit. */\n"
 
@@ -57,6 +57,10 @@ def kernel_header(det: Detection) -> str:
     lines += [f'#define CCOPT_WITH_CPU_BASELINE "{" ".join(base)}"', f"#define CCOPT_WITH_CPU_BASELINE_N {len(base)}",
               "#ifndef CCOPT__EXPAND", "#define CCOPT__EXPAND(X) X", "#endif"]
     lines += _xmacro("#define CCOPT_WITH_CPU_BASELINE_CALL(CB, ...)", "CCOPT__EXPAND(CB({item}, __VA_ARGS__))", base)
+    # ccopt's run-time defines CCOPT_CPU_MANIFEST before including this header: one note in what links it
+    lines += ["", "/* The run-time's dispatch manifest note: the baseline (docs/explanation/isa-audit.md) */",
+              "#ifdef CCOPT_CPU_MANIFEST", *manifest.note_c("ccopt__manifest_runtime", manifest.note_text(base)),
+              "#endif"]
     lines += ["", "/* baseline features (target builds also get CCOPT_HAVE_* of their own features as -D) */"]
     for n in det.have_names(base) if det.table else ():
         have = det.macro_name("have", name=n)
@@ -109,7 +113,7 @@ def dispatch_header(source: str, targets: Sequence[Target], origin: str = "the @
     sid = source_id(source)
     real = [t for t in targets if t.name != "BASELINE"]
     has_base = any(t.name == "BASELINE" for t in targets)
-    checks = [("&&".join(f"CHK({m})" for m in (t.checks or t.members)), t.name) for t in real]
+    checks = [("&&".join(f"CHK({m})" for m in guard(None, t)), t.name) for t in real]
     pre = macro_name("source", id=sid)
     lines = [_BANNER.format(version=__version__, what=f"{origin} of {PurePath(source).name}").rstrip(),
              f"#ifndef {pre}", f"#define {pre} 1", '#include "ccopt_dispatch.h"', "",
@@ -162,11 +166,7 @@ def numpy_dispatch_header(det: Detection, source: str, targets: Sequence[Target]
             raise InputError(f"dispatch source '{PurePath(source).name}': target {t.name} needs "
                              f"{', '.join(untestable)}, which the project's run-time cannot test (its features "
                              "file's 'max' does not list it); remove it from the target list or add it to 'max'")
-        if table.policies.own_detect:  # the project's own rule (numpy's 'detect')
-            tests = table.detect_of(t.members)
-        else:  # implied names the run-time does not know are implied by the hardware of a member it tests
-            tests = [n for n in table.sort(table.closure(t.checks or t.members)) if known is None or n in known]
-        cond = "&&".join(f"TEST_CB({n})" for n in tests) or "1"
+        cond = "&&".join(f"TEST_CB({n})" for n in guard(det, t)) or "1"
         rows.append(f"{p}_MTARGETS_EXPAND(EXEC_CB(({cond}), {t.name}, __VA_ARGS__))")
     lines += _xmacro(f"#define {p}MTARGETS_CONF_DISPATCH(TEST_CB, EXEC_CB, ...)", "{item}", rows)
     return "\n".join(lines) + "\n"
@@ -178,5 +178,19 @@ def source_header(det: Detection, source: str, targets: Sequence[Target],
     from .tables import macro_style
 
     if macro_style(det.request.macros.style)["header"] == "numpy":
-        return numpy_dispatch_header(det, source, targets, origin)
-    return dispatch_header(source, targets, origin)
+        text = numpy_dispatch_header(det, source, targets, origin)
+    else:
+        text = dispatch_header(source, targets, origin)
+    return text + manifest_block(det, source, targets)
+
+
+def manifest_block(det: Detection, source: str, targets: Sequence[Target]) -> str:
+    """The source's dispatch manifest note (``manifest``): the baseline and each version's run-time test, once
+    per translation unit that includes the header (its own guard: numpy's headers have none)."""
+    sid = source_id(source)
+    note = manifest.note_text(det.baseline, sid, {t.name: guard(det, t) for t in targets})
+    guard_macro = f"CCOPT__MANIFEST_{sid}"
+    lines = ["", "/* The dispatch manifest (docs/explanation/isa-audit.md): read by ccopt-meson audit. */",
+             f"#ifndef {guard_macro}", f"#define {guard_macro} 1",
+             *manifest.note_c(f"ccopt__manifest_{sid}", note), "#endif"]
+    return "\n".join(lines) + "\n"

@@ -831,3 +831,16 @@ __attribute__((constructor(101))) static void ccopt__check_before_main(void)
 }
 #endif
 #endif
+
+/* The run-time's dispatch manifest note (ccopt_meson/manifest.py): the baseline this build declares, in every
+ * executable and shared library that links this object.  The build's generated kernel header holds it; the
+ * intrinsics headers it would also include are not needed here. */
+#if defined(CCOPT_CPU_CHECK_BASELINE) && defined(__has_include)
+#if __has_include("ccopt_kernel.h")
+#define CCOPT_CPU_MANIFEST 1
+#ifndef CCOPT_NO_INTRIN_HEADERS
+#define CCOPT_NO_INTRIN_HEADERS 1
+#endif
+#include "ccopt_kernel.h"
+#endif
+#endif

@@ -7,3 +7,13 @@
 #define NPY_MTARGETS_CONF_DISPATCH(TEST_CB, EXEC_CB, ...) \
 	NPY__MTARGETS_EXPAND(EXEC_CB((TEST_CB(POPCNT)&&TEST_CB(AVX)&&TEST_CB(F16C)&&TEST_CB(FMA3)&&TEST_CB(AVX2)), AVX2, __VA_ARGS__)) \
 	NPY__MTARGETS_EXPAND(EXEC_CB((TEST_CB(SSE)&&TEST_CB(SSE2)&&TEST_CB(SSE3)&&TEST_CB(SSSE3)&&TEST_CB(SSE41)), SSE41, __VA_ARGS__))
+
+/* The dispatch manifest (docs/explanation/isa-audit.md): read by ccopt-meson audit. */
+#ifndef CCOPT__MANIFEST__umath_tests_dispatch
+#define CCOPT__MANIFEST__umath_tests_dispatch 1
+#if defined(__ELF__) && (defined(__GNUC__) || defined(__clang__))
+static const struct { unsigned int namesz, descsz, type; char name[8]; char desc[168]; }
+ccopt__manifest__umath_tests_dispatch __attribute__((section(".note.ccopt"), used, aligned(4))) =
+    {6, 165, 1, "ccopt", "{\"ccopt\":1,\"baseline\":\"SSE SSE2\",\"source\":\"_umath_tests_dispatch\",\"versions\":{\"AVX2\":\"POPCNT AVX F16C FMA3 AVX2\",\"SSE41\":\"SSE SSE2 SSE3 SSSE3 SSE41\",\"BASELINE\":\"\"}}"};
+#endif
+#endif

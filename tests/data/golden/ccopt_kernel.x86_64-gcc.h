@@ -14,6 +14,15 @@
 	CCOPT__EXPAND(CB(SSE2, __VA_ARGS__)) \
 	CCOPT__EXPAND(CB(SSE3, __VA_ARGS__))
 
+/* The run-time's dispatch manifest note: the baseline (docs/explanation/isa-audit.md) */
+#ifdef CCOPT_CPU_MANIFEST
+#if defined(__ELF__) && (defined(__GNUC__) || defined(__clang__))
+static const struct { unsigned int namesz, descsz, type; char name[8]; char desc[40]; }
+ccopt__manifest_runtime __attribute__((section(".note.ccopt"), used, aligned(4))) =
+    {6, 39, 1, "ccopt", "{\"ccopt\":1,\"baseline\":\"SSE SSE2 SSE3\"}"};
+#endif
+#endif
+
 /* baseline features (target builds also get CCOPT_HAVE_* of their own features as -D) */
 #ifndef CCOPT_HAVE_SSE
 #define CCOPT_HAVE_SSE 1

@@ -342,22 +342,27 @@ def cmd_report(ns: argparse.Namespace) -> int:
 
 
 def cmd_audit(ns: argparse.Namespace) -> int:
-    """Exit 0 when every object uses only what it may, 1 with findings; an error is 2 (``ERROR_EXIT``)."""
+    """Exit 0 when everything read uses only what it may, 1 with findings; anything not read, or an error, is 2
+    (``ERROR_EXIT``); under ``--meson-test`` a missing decoder is Meson's SKIP."""
     from . import audit
     from .errors import AuditUnavailable
 
     try:
-        reports = audit.audit_build(_build_dir(ns.builddir), ns.linked)
+        result = audit.audit_paths(ns.paths, ns.baseline, ns.features_file, ns.linked)
     except AuditUnavailable as exc:
         if not ns.meson_test:
             raise
         print(f"ccopt-meson: skipped: {_one_line(str(exc))}")  # Meson shows a test's output in its log
         return MESON_SKIP
     if ns.json:
-        _print_json(audit.to_json(reports))
+        _print_json(audit.to_json(result))
     else:
-        sys.stdout.write(audit.format_text(reports))
-    return 1 if any(r.findings for r in reports) else 0
+        sys.stdout.write(audit.format_text(result))
+    for problem in result.problems:
+        sys.stderr.write(f"ccopt-meson: error: {_one_line(problem)}\n")
+    if result.problems:
+        return ERROR_EXIT["audit"]
+    return 1 if any(r.findings for r in result.reports) else 0
 
 
 def cmd_setup(ns: argparse.Namespace) -> int:  # reached only through --help; main() forwards 'setup'
@@ -411,12 +416,16 @@ def _report_parser(p: _Adder) -> None:
 
 
 def _audit_parser(p: _Adder) -> None:
-    p.add_argument("builddir", help="a configured and built Meson build directory")
-    p.add_argument("--json", action="store_true", help="print the findings and the per-object summary as JSON")
-    p.add_argument("--linked", action="store_true", help="also the executables and shared libraries, function by "
-                   "function (which copy of an inline function or template the linker kept)")
+    p.add_argument("paths", nargs="+", metavar="PATH", help="a configured and built Meson build directory, an ELF "
+                   "executable or shared library, a wheel (.whl), a .deb, or a directory holding an installed tree")
+    p.add_argument("--json", action="store_true", help="print the findings and the per-file summary as JSON")
+    p.add_argument("--linked", action="store_true", help="in a build directory, also the executables and shared "
+                   "libraries, function by function (which copy of an inline function or template the linker kept)")
+    p.add_argument("--baseline", metavar="LEVEL", help="what a file without a ccopt manifest must run on: a level "
+                   "(x86-64-v2) or feature names; it is then checked dispatch-blind")
     p.add_argument("--meson-test", action="store_true",
                    help=f"exit {MESON_SKIP} (Meson's SKIP) when the decoder is not installed, instead of failing")
+    _features_file_option(p)  # a project's own rows, which a manifest's version may name
 
 
 def _setup_parser(p: _Adder) -> None:

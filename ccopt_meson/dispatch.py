@@ -31,7 +31,8 @@ if TYPE_CHECKING:
     # covered)
     Made = Dict[Tuple[Optional[Tuple[str, ...]], Tuple[str, ...], bool], "Target"]
 
-__all__ = ["POLICIES", "Statement", "parse_text", "parse_targets", "parse_file", "render_statement", "Target", "guard", "select",
+__all__ = ["POLICIES", "Statement", "parse_text", "parse_targets", "parse_file", "render_statement", "Target",
+           "guard", "select",
            "select_all", "target_name"]
 
 # NOHEADER: the source is compiled for its targets like any other, but gets no generated <source>.h: a file

@@ -130,6 +130,7 @@ class Machine(NamedTuple):
     macros_any: tuple[str, ...]
     macros_all: tuple[str, ...]
     min: tuple[str, ...]
+    abi: tuple[str, ...] = ()  # what its ABI guarantees (x86_64: SSE2), the ISA audit's floor
 
     def matches(self, macros: Mapping[str, str]) -> bool:
         if self.macros_all and not all(m in macros for m in self.macros_all):
@@ -259,6 +260,7 @@ def machines() -> tuple[Machine, ...]:
                     macros_any=tuple(m.get("macros_any", ())),
                     macros_all=tuple(m.get("macros_all", ())),
                     min=tuple(m["min"]),
+                    abi=tuple(m.get("abi", ())),
                 )
             )
     return tuple(out)

@@ -14,7 +14,9 @@ from typing import Any
 
 import pytest
 
-from ccopt_meson import audit, cli, decode, schema, tables
+from ccopt_meson import audit, cli, schema, tables
+from ccopt_meson.audit import build as audit_build_dir
+from ccopt_meson.audit import check, decode, elf
 from ccopt_meson.errors import AuditUnavailable
 from ccopt_meson.meson_glue import read_configured
 
@@ -105,22 +107,40 @@ def test_a_missing_decoder_is_one_line_with_the_pip_command() -> None:
     assert "python3 -m pip install 'no-such==1.0'" in str(exc.value) and "\n" not in str(exc.value)
 
 
-def test_an_object_that_is_not_elf_cannot_be_audited_here(tmp_path: Path) -> None:
+@pytest.mark.parametrize("content", [b"", b"\xcf\xfa\xed\xfe not ELF", b"\x7fELF\x02\x01\x01" + b"\0" * 9])
+def test_a_file_the_audit_cannot_read_is_an_error_naming_it(tmp_path: Path, content: bytes,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
     need_module("elftools", INSTALL)
-    with pytest.raises(AuditUnavailable, match="is not an ELF object .* not Mach-O or COFF ones"):
-        decode.scan(tmp_path / "f.obj", b"\xcf\xfa\xed\xfe not ELF", lambda name, local: frozenset())
+    (tmp_path / "f.so").write_bytes(content)
+    assert cli.main(["audit", str(tmp_path / "f.so")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "f.so" in err and "Traceback" not in err
+
+
+def test_a_dangling_link_is_an_error_naming_it(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "gone.so").symlink_to(tmp_path / "nothing")
+    assert cli.main(["audit", str(tmp_path / "gone.so")]) == 2
+    assert "gone.so" in capsys.readouterr().err
+
+
+def test_a_directory_without_elf_files_is_an_error_not_a_pass(tmp_path: Path,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "README").write_text("nothing to run\n")
+    assert cli.main(["audit", str(tmp_path)]) == 2
+    assert "no ELF file" in capsys.readouterr().err
 
 
 def test_an_error_is_exit_2_and_meson_test_mode_skips_with_77(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                              capsys: pytest.CaptureFixture[str]) -> None:
     assert cli.main(["audit", str(tmp_path / "none")]) == 2
-    assert "ccopt-meson: error: build directory" in capsys.readouterr().err
+    assert "ccopt-meson: error: " in capsys.readouterr().err
 
-    def unavailable(build_dir: object, linked: bool = False) -> list[audit.ObjectReport]:
+    def unavailable(build_dir: object, linked: bool = False) -> audit.Result:
         raise AuditUnavailable("the ISA audit needs iced-x86, which is not installed; install it with: ...")
 
-    monkeypatch.setattr(audit, "audit_build", unavailable)
-    (tmp_path / "ccopt-features.json").write_text("{}")
+    monkeypatch.setattr(audit_build_dir, "audit_build", unavailable)
+    (tmp_path / "meson-info").mkdir()
+    (tmp_path / "meson-info" / "intro-targets.json").write_text("[]")
     assert cli.main(["audit", str(tmp_path)]) == 2
     assert cli.main(["audit", "--meson-test", str(tmp_path)]) == 77
     assert "ccopt-meson: skipped: the ISA audit needs iced-x86" in capsys.readouterr().out
@@ -140,11 +160,13 @@ def test_decoding_names_the_function_and_its_first_offending_instruction(tmp_pat
     raw = _object(tmp_path, "#include <immintrin.h>\nint lo(int x) { return __builtin_ctz(x); }\n"
                   "void hi(int *p) { _mm256_storeu_si256((__m256i *)p, _mm256_abs_epi32(_mm256_loadu_si256("
                   "(const __m256i *)p))); }\n", "-mavx2")
-    base = {"INTEL386", "X64", "SSE", "SSE2", "MULTIBYTENOP", "CET_IBT"}
-    scan = decode.scan(tmp_path / "f.o", raw, lambda name, local: frozenset(base), frozenset({"TZCNT"}))
-    by_name = {f.name: f for f in scan.functions}
-    assert scan.decoder == "iced-x86" and by_name["lo"].needs == ()  # TZCNT: BSF on a CPU without BMI1
-    assert by_name["hi"].needs and "AVX2" in by_name["hi"].used and by_name["hi"].instruction.startswith("v")
+    table = tables.table_for("x86_64", "gcc")
+    base = frozenset({"INTEL386", "X64", "SSE", "SSE2", "MULTIBYTENOP", "CET_IBT"})
+    may = audit.Allowance("BASELINE", ("SSE2",), base)
+    report = check.check_object(elf.read("f.o", raw), table, may)
+    by_name = {f.function: f for f in report.findings}
+    assert "lo" not in by_name  # TZCNT: BSF on a CPU without BMI1
+    assert by_name["hi"].highest == "AVX2" and by_name["hi"].instruction.startswith("v")
 
 
 # --------------------------------------------------------------------------- real builds

@@ -1,0 +1,182 @@
+"""One ELF file's code against what it may use: an object file against its compile line's allowance, a linked
+file (executable, shared library, or one taken out of a wheel or package) function by function.
+
+In a linked file, what a function may use follows from its name and from who reaches it:
+- a dispatch version (``<kernel>_<version>``, a version the file's manifest declares, GCC's clone suffixes
+  such as ``.constprop.0`` or ``.lto_priv.0`` aside) may use its version's allowance, local or hidden alike;
+- a function other files can reach (exported), the entry point, one whose address data holds (a pointer
+  table, an IFUNC), or one nothing in the file references, the baseline;
+- any other function (a static helper, a hidden function, an inline copy the linker kept), what every function
+  that branches to it or takes its address may (the least of them, to a fixed point).
+So a static helper a version alone calls may use that version's instructions, and an inline function a
+baseline caller also reaches may not.  A file without a manifest is checked against a baseline the caller
+names, dispatch-blind: every function at that level.
+"""
+
+from __future__ import annotations
+
+import bisect
+import functools
+
+from .._record import TYPE_CHECKING, NamedTuple
+from . import allow
+from .decode import decoder
+
+if TYPE_CHECKING:
+    from typing import Sequence
+
+    from ..tables import Table
+    from .allow import Allowance
+    from .decode import Decoder, Scan
+    from .elf import Binary, Code
+
+__all__ = ["Finding", "FileReport", "check_object", "check_linked", "declared"]
+
+
+class Finding(NamedTuple):
+    function: str
+    offset: int  # of its first instruction outside the allowance
+    instruction: str
+    needs: tuple[str, ...]  # that instruction's decoder names outside the allowance
+    feature: str  # the lowest ccopt feature that carries them, or 'unknown'
+    highest: str  # the same over every instruction of the function outside the allowance
+    beyond: tuple[str, ...]  # the function's decoder names outside the allowance
+    allowance: Allowance  # what the function may use
+
+
+class FileReport(NamedTuple):
+    object: str
+    allowance: Allowance  # what its baseline code may use
+    highest: str  # the highest ccopt feature its instructions use ('' when only the family's base)
+    findings: tuple[Finding, ...]
+    functions: int
+    declared: tuple[str, ...] | None = None  # the baseline its manifest declares (None: no manifest)
+    floor: str = ""  # the highest feature its unguarded code uses
+    versions: tuple[tuple[str, int], ...] = ()  # each guarded version and its number of functions
+    note: str = ""  # how it was read, when not plainly (dispatch-blind, LTO)
+
+
+def _decoder(table: Table, machine: str, bitness: int) -> Decoder:
+    compatible = frozenset(allow.family_audit(table).get("compatible", ()))
+    return _decoder_of(table.machine.family, machine, bitness, compatible)
+
+
+@functools.cache
+def _decoder_of(family: str, machine: str, bitness: int, compatible: frozenset[str]) -> Decoder:
+    return decoder(machine, bitness, compatible)
+
+
+def _finding(dec: Decoder, table: Table, code: Code, scan: Scan, may: Allowance) -> Finding | None:
+    if scan.used <= may.decoded:
+        return None
+    first = dec.first(code.code, code.start, may.decoded)
+    assert first is not None
+    beyond = tuple(sorted(scan.used - may.decoded))
+    return Finding(code.names[0], first.offset, first.instruction, first.needs, allow.feature_of(table, first.needs),
+                   allow.feature_of(table, beyond), beyond, may)
+
+
+def _highest_used(table: Table, used: set[str]) -> str:
+    ref = table.reference()
+    rows = [n for n, feat in ref.features.items() if used & set(feat.audit)]
+    return ref.sort(rows)[-1] if rows else ""
+
+
+def check_object(b: Binary, table: Table, may: Allowance, note: str = "") -> FileReport:
+    """Every range of an object file against the one allowance of its compile line."""
+    dec = _decoder(table, b.machine, b.bitness)
+    findings: list[Finding] = []
+    used: set[str] = set()
+    for code in b.code:
+        scan = dec.scan(code.code, code.start)
+        used |= scan.used
+        found = _finding(dec, table, code, scan, may)
+        if found is not None:
+            findings.append(found)
+    return FileReport(b.shown, may, _highest_used(table, used), tuple(findings),
+                      sum(1 for c in b.code if not c.follows), note=note)
+
+
+def declared(b: Binary) -> tuple[tuple[str, ...] | None, dict[str, tuple[str, ...]]]:
+    """The file's manifest: its baseline (the names every note declares; None without a note) and each
+    version's checks (the names every note naming it checks)."""
+    if not b.notes:
+        return None, {}
+    base = [n for n in b.notes[0].baseline if all(n in note.baseline for note in b.notes)]
+    versions: dict[str, tuple[str, ...]] = {}
+    for note in b.notes:
+        for name, checks in note.versions:
+            old = versions.get(name)
+            versions[name] = checks if old is None else tuple(c for c in old if c in checks)
+    return tuple(base), versions
+
+
+def _version_of(name: str, suffixes: Sequence[tuple[str, str]]) -> str:
+    plain = name.split(".", 1)[0] if not name.startswith(".") else name
+    return next((v for suffix, v in suffixes if plain.endswith(suffix) and len(plain) > len(suffix)), "")
+
+
+def check_linked(b: Binary, table: Table, baseline: Sequence[str], versions: dict[str, tuple[str, ...]],
+                 note: str = "") -> FileReport:
+    """A linked file, function by function (module docstring): ``baseline`` and ``versions`` from its manifest,
+    or the baseline the caller names and no versions (dispatch-blind)."""
+    dec = _decoder(table, b.machine, b.bitness)
+    base = allow.for_checks(table, baseline, (), "BASELINE")
+    allowed = {v: allow.for_checks(table, baseline, checks, v) for v, checks in versions.items() if v != "BASELINE"}
+    suffixes = sorted(((f"_{v}", v) for v in allowed), key=lambda s: -len(s[0]))
+    codes = b.code
+    scans = [dec.scan(c.code, c.start) for c in codes]
+    starts = [c.start for c in codes]
+    callers: list[set[int]] = [set() for _ in codes]
+    for i, scan in enumerate(scans):
+        for ref in scan.refs:
+            j = bisect.bisect_right(starts, ref) - 1
+            if j >= 0 and j != i and ref < codes[j].start + len(codes[j].code):
+                callers[j].add(i)
+    for i, c in enumerate(codes):
+        if c.follows and i > 0:
+            callers[i].add(i - 1)  # code after a function's end: reached from it, or not at all
+    fixed: dict[int, Allowance] = {}
+    roots = set()
+    for i, c in enumerate(codes):
+        version = next((v for v in map(lambda n: _version_of(n, suffixes), c.names) if v), "")
+        if version:
+            fixed[i] = allowed[version]
+        elif c.exported or c.start in b.data_refs or c.start == b.entry or not callers[i] or c.names[0].startswith("<"):
+            roots.add(i)
+    may = _settle(len(codes), callers, fixed, roots, base)
+    findings = [f for f in (_finding(dec, table, c, scans[i], may[i]) for i, c in enumerate(codes)) if f is not None]
+    unguarded = set().union(*(scans[i].used for i in range(len(codes)) if may[i].decoded <= base.decoded))
+    count: dict[str, int] = {}
+    for i, c in enumerate(codes):
+        if not c.follows and i in fixed:
+            count[fixed[i].target] = count.get(fixed[i].target, 0) + 1
+    used = set().union(*(s.used for s in scans))
+    return FileReport(b.shown, base, _highest_used(table, used), tuple(findings),
+                      sum(1 for c in codes if not c.follows), tuple(baseline) if versions or b.notes else None,
+                      _highest_used(table, unguarded), tuple(sorted(count.items())), note)
+
+
+def _settle(n: int, callers: list[set[int]], fixed: dict[int, Allowance], roots: set[int],
+            base: Allowance) -> list[Allowance]:
+    """Each function's allowance: fixed, or the least of its callers' (and the baseline's for a root), to the
+    greatest fixed point; code no root or version reaches is held to the baseline."""
+    may: list[Allowance | None] = [fixed.get(i) for i in range(n)]
+    for i in roots:
+        if i not in fixed:
+            may[i] = base
+    changed = True
+    while changed:
+        changed = False
+        for i in range(n):
+            if i in fixed:
+                continue
+            vals = [may[r] for r in callers[i] if may[r] is not None]
+            if i in roots:
+                vals.append(base)
+            if not vals:
+                continue
+            new = functools.reduce(allow.both, vals)  # type: ignore[arg-type]
+            if new != may[i]:
+                may[i], changed = new, True
+    return [m if m is not None else base for m in may]

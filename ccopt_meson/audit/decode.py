@@ -1,0 +1,174 @@
+"""The ISA audit's decoders: what each instruction needs, in the decoder's own names, and what it references.
+
+The only module that imports the audit's libraries (``data/audit.json`` names them and their pins), lazily,
+when an object is read: the configure-time helper never loads it.  What an instruction needs comes from the
+decoder as its own names (iced-x86's ``CpuidFeature``, capstone's instruction groups); turning those names into
+ccopt's features is the tables' job (``audit`` keys), not this module's.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+
+from .._record import TYPE_CHECKING, NamedTuple
+from ..errors import AuditUnavailable
+from ..schema import read_json
+from ..tables import data_file
+
+if TYPE_CHECKING:
+    from typing import Any, Callable, Iterator, Mapping
+
+    # code and its first address -> per instruction: its address, the decoder's names, the addresses it
+    # references, the instruction
+    Decode = Callable[[bytes, int], Iterator[tuple[int, tuple[str, ...], tuple[int, ...], Any]]]
+
+__all__ = ["Scan", "First", "Decoder", "decoder", "elf_module", "audit_data", "requirements"]
+
+
+
+class Scan(NamedTuple):
+    """One range of code as the decoder saw it."""
+
+    used: frozenset[str]  # the decoder's names over all its instructions
+    refs: frozenset[int]  # the addresses its instructions branch to or load (calls, jumps, RIP-relative operands)
+
+
+class First(NamedTuple):
+    """A range's first instruction that needs a name outside what it may use."""
+
+    offset: int
+    instruction: str
+    needs: tuple[str, ...]
+
+
+@functools.cache
+def audit_data() -> Mapping[str, Any]:
+    """``data/audit.json`` (the tests check it against ``audit.schema.json``)."""
+    return read_json(data_file("audit.json"))  # type: ignore[no-any-return]
+
+
+def requirements() -> tuple[str, ...]:
+    """The pinned requirements the audit needs: the ELF reader's and every decoder's."""
+    data = audit_data()
+    return (data["elf"]["requirement"], *(d["requirement"] for d in data["decoders"].values()))
+
+
+def _module(reader: Mapping[str, Any]) -> Any:
+    try:
+        return importlib.import_module(reader["module"])
+    except ImportError as exc:
+        raise AuditUnavailable(f"the ISA audit needs {reader['requirement'].split('==')[0]}, which is not installed; "
+                               f"install it with: python3 -m pip install '{reader['requirement']}' "
+                               f"(or the package's 'audit' extra)") from exc
+
+
+def _decoder_for(machine: str) -> tuple[str, int]:
+    for name, dec in audit_data()["decoders"].items():
+        if machine in dec["elf_machines"]:
+            return name, int(dec["elf_machines"][machine])
+    raise AuditUnavailable(f"no decoder of the ISA audit reads {machine} objects (data/audit.json); "
+                           "only x86, x86_64 and aarch64 objects are audited")
+
+
+def _iced(bitness: int, compatible: frozenset[str]) -> Decode:
+    iced = _module(audit_data()["decoders"]["iced-x86"])
+    names = {v: k for k, v in vars(iced.CpuidFeature).items() if k.isupper()}
+    plain = {getattr(iced.Mnemonic, m) for m in compatible if hasattr(iced.Mnemonic, m)}
+    memo: dict[tuple[int, ...], tuple[str, ...]] = {}
+    ok = iced.OpKind
+    near = {ok.NEAR_BRANCH16, ok.NEAR_BRANCH32, ok.NEAR_BRANCH64}
+    immediate = {ok.IMMEDIATE32, ok.IMMEDIATE32TO64, ok.IMMEDIATE64}
+    flows = {iced.FlowControl.CALL, iced.FlowControl.UNCONDITIONAL_BRANCH, iced.FlowControl.CONDITIONAL_BRANCH}
+
+    def refs(ins: Any) -> tuple[int, ...]:
+        """What a function's code can reach by address: branch targets, RIP-relative operands, and immediates
+        as wide as an address (a position-dependent file's function pointers)."""
+        out: list[int] = []
+        if ins.flow_control in flows and ins.op0_kind in near:
+            out.append(ins.near_branch_target)
+        if ins.is_ip_rel_memory_operand:
+            out.append(ins.ip_rel_memory_address)
+        for i in range(ins.op_count):
+            if ins.op_kind(i) in immediate:
+                out.append(ins.immediate(i))
+        return tuple(out)
+
+    def run(code: bytes, ip: int) -> Iterator[tuple[int, tuple[str, ...], tuple[int, ...], Any]]:
+        for ins in iced.Decoder(bitness, code, ip=ip):
+            if ins.mnemonic in plain:
+                yield ins.ip, (), refs(ins), ins
+                continue
+            ids = tuple(ins.cpuid_features())
+            found = memo.get(ids)
+            if found is None:
+                found = memo[ids] = tuple(names[i] for i in ids)
+            yield ins.ip, found, refs(ins), ins
+
+    return run
+
+
+def _iced_text(ins: Any) -> str:
+    iced = _module(audit_data()["decoders"]["iced-x86"])
+    return str(iced.Formatter(iced.FormatterSyntax.GAS).format(ins))
+
+
+def _capstone(bitness: int, compatible: frozenset[str]) -> Decode:
+    cs = _module(audit_data()["decoders"]["capstone"])
+    md = cs.Cs(cs.CS_ARCH_AARCH64, cs.CS_MODE_ARM)  # capstone 6: LLVM's predicates (HasCRC, HasSVE, ...) as groups
+    md.detail = True
+    md.skipdata = True  # a literal pool or padding between functions is data, not an error
+    imm = importlib.import_module(f"{cs.__name__}.aarch64").AARCH64_OP_IMM
+
+    def run(code: bytes, ip: int) -> Iterator[tuple[int, tuple[str, ...], tuple[int, ...], Any]]:
+        for ins in md.disasm(code, ip):
+            groups = ins.groups if ins.id and ins.mnemonic.upper() not in compatible else ()
+            # branch targets and ADR's address (ADRP+ADD pairs are not followed)
+            refs = tuple(o.imm for o in ins.operands if o.type == imm) if ins.id and (
+                ins.group(cs.CS_GRP_JUMP) or ins.group(cs.CS_GRP_CALL) or ins.mnemonic == "adr") else ()
+            yield ins.address, tuple(ins.group_name(g) for g in groups), refs, ins
+
+    return run
+
+
+def _capstone_text(ins: Any) -> str:
+    return f"{ins.mnemonic} {ins.op_str}".strip()
+
+
+_DECODERS: Mapping[str, tuple[Callable[[int, frozenset[str]], Decode], Callable[[Any], str]]] = {
+    "iced-x86": (_iced, _iced_text),
+    "capstone": (_capstone, _capstone_text),
+}
+
+
+def decoder(machine: str, bitness: int, compatible: frozenset[str]) -> Decoder:
+    """The decoder of the family of an ELF e_machine (``AuditUnavailable`` when none is pinned)."""
+    name, mode = _decoder_for(machine)
+    make, text = _DECODERS[name]
+    return Decoder(name, make(mode, compatible), text)
+
+
+class Decoder(NamedTuple):
+    name: str
+    run: Decode
+    text: Callable[[Any], str]
+
+    def scan(self, code: bytes, ip: int) -> Scan:
+        used: set[str] = set()
+        refs: set[int] = set()
+        for _, names, found, _ins in self.run(code, ip):
+            used.update(names)
+            refs.update(found)
+        return Scan(frozenset(used), frozenset(refs))
+
+    def first(self, code: bytes, ip: int, allowed: frozenset[str]) -> First | None:
+        for at, names, _, ins in self.run(code, ip):
+            if not allowed.issuperset(names):
+                return First(at, self.text(ins), tuple(n for n in names if n not in allowed))
+        return None
+
+
+def elf_module() -> Any:
+    """pyelftools' ``elf.elffile`` module (``AuditUnavailable`` when it is not installed)."""
+    elf_mod = _module(audit_data()["elf"])
+    return importlib.import_module(f"{elf_mod.__name__}.elf.elffile")

@@ -1,0 +1,202 @@
+"""What the audit reads of one ELF file: its machine, its code cut into functions, its manifest notes, and the
+addresses its data holds (function pointers).  pyelftools reads the headers and tables; nothing here decodes
+an instruction (``decode``) or decides what a function may use (``allow``, ``linked``).
+
+Every byte of an executable section is in one range: a range starts at each symbol that names code (a
+function, or a label without a type, as assembly leaves them), and code after a sized function's end, or
+before any symbol, belongs to the nearest symbol before it (or to the section).  Data marked as data (an
+object symbol, aarch64's ``$d`` mapping symbol) is not decoded.
+"""
+
+from __future__ import annotations
+
+import bisect
+import io
+import struct
+
+from .. import manifest
+from .._record import TYPE_CHECKING, NamedTuple
+from ..errors import InputError
+from .decode import audit_data, elf_module
+
+if TYPE_CHECKING:
+    from typing import Any, Iterator
+
+__all__ = ["Code", "Binary", "read", "is_elf", "lto_kind"]
+
+_SHF_ALLOC, _SHF_EXECINSTR = 0x2, 0x4
+_CODE_TYPES = ("STT_FUNC", "STT_GNU_IFUNC", "STT_NOTYPE")
+_RELATIVE = {"EM_X86_64": 8, "EM_386": 8, "EM_AARCH64": 1027}  # R_*_RELATIVE: the addend is an address
+
+
+class Code(NamedTuple):
+    """One range of code: a function (several names when aliases start it), or what follows one."""
+
+    names: tuple[str, ...]  # its symbols' names (the first is shown); a section's range: '<.text>'
+    local: bool  # no symbol of it is visible outside the file
+    exported: bool  # a symbol of it is in the dynamic symbol table (or global in an object file)
+    start: int  # its address (an object file: its offset in the section)
+    code: bytes
+    follows: bool  # code after a sized function's end or before any symbol, attributed to the one before
+
+
+class Binary(NamedTuple):
+    shown: str
+    machine: str  # e_machine, as pyelftools spells it (EM_X86_64)
+    bitness: int
+    relocatable: bool
+    entry: int
+    code: tuple[Code, ...]
+    notes: tuple[manifest.Note, ...]
+    data_refs: frozenset[int]  # addresses held by data (pointer-sized words and relative relocations)
+    lto: bool  # GCC's intermediate language, no machine code of its own (a slim LTO object)
+
+
+def is_elf(head: bytes) -> bool:
+    return head[:4] == b"\x7fELF"
+
+
+def lto_kind(head: bytes) -> str:
+    """'llvm' for LLVM bitcode (clang's LTO objects), else ''."""
+    return "llvm" if head[:4] in (b"BC\xc0\xde", b"\xde\xc0\x17\x0b") else ""
+
+
+def _symbols(elf: Any) -> list[Any]:
+    syms = []
+    for name in (".symtab", ".dynsym"):
+        sec = elf.get_section_by_name(name)
+        if sec is not None:
+            syms += [(name, s) for s in sec.iter_symbols()]
+    return syms
+
+
+def _exported(elf: Any, syms: list[Any]) -> set[str]:
+    """Names another file can bind to: defined in the dynamic symbol table; in an object file, every global
+    symbol that is not hidden."""
+    out = set()
+    for table, s in syms:
+        visibility = s["st_other"]["visibility"]
+        visible = s["st_info"]["bind"] != "STB_LOCAL" and visibility in ("STV_DEFAULT", "STV_PROTECTED")
+        if visible and s["st_shndx"] != "SHN_UNDEF" and (table == ".dynsym" or elf["e_type"] == "ET_REL"):
+            out.add(s.name)
+    return out
+
+
+def _ranges(elf: Any, syms: list[Any], exported: set[str]) -> Iterator[Code]:
+    relocatable = elf["e_type"] == "ET_REL"
+    sections = {i: s for i, s in enumerate(elf.iter_sections())
+                if s["sh_flags"] & _SHF_EXECINSTR and s["sh_type"] != "SHT_NOBITS" and s["sh_size"]}
+    marks: dict[int, dict[int, list[Any]]] = {i: {} for i in sections}
+    ends: dict[int, set[int]] = {i: set() for i in sections}
+    for _, s in syms:
+        index = s["st_shndx"]
+        if not isinstance(index, int) or index not in sections:
+            continue
+        start = s["st_value"] - (0 if relocatable else sections[index]["sh_addr"])
+        marks[index].setdefault(start, []).append(s)
+        if s["st_size"] > 0:
+            ends[index].add(start + s["st_size"])
+    for index, sec in sections.items():
+        yield from _section_ranges(sec, marks[index], ends[index], exported, relocatable)
+
+
+def _kind(group: list[Any]) -> str:
+    """What the symbols at one address say is there: 'code', 'data', or '' (nothing: a file or section symbol)."""
+    kinds = {s["st_info"]["type"] for s in group}
+    names = {s.name for s in group}
+    if "$d" in names or any(n.startswith("$d.") for n in names) or "STT_OBJECT" in kinds:
+        return "data"
+    if "$x" in names or any(n.startswith("$x.") for n in names):
+        return "code" if kinds & set(_CODE_TYPES) else "mode"
+    return "code" if any(s["st_info"]["type"] in _CODE_TYPES and s.name for s in group) else ""
+
+
+def _section_ranges(sec: Any, marks: dict[int, list[Any]], ends: set[int], exported: set[str],
+                    relocatable: bool) -> Iterator[Code]:
+    data = sec.data()
+    base = 0 if relocatable else sec["sh_addr"]
+    cuts = sorted({0, len(data), *(a for a in marks if 0 <= a < len(data)), *(e for e in ends if 0 < e < len(data))})
+    starts = sorted(a for a, g in marks.items() if _kind(g) in ("code", "data"))
+    owner: tuple[tuple[str, ...], bool, bool] = ((f"<{sec.name}>",), True, False)
+    is_data = False
+    for a, b in zip(cuts, cuts[1:]):
+        group = marks.get(a, [])
+        kind = _kind(group) if group else ""
+        if kind == "data":
+            is_data = True
+        elif kind in ("code", "mode"):
+            is_data = False
+        named = [s for s in group if s["st_info"]["type"] in _CODE_TYPES and s.name and not s.name.startswith("$")]
+        follows = not named
+        if named:
+            named.sort(key=lambda s: (s["st_info"]["bind"] == "STB_LOCAL", s["st_info"]["type"] != "STT_FUNC"))
+            names = tuple(dict.fromkeys(s.name for s in named))
+            local = all(s["st_info"]["bind"] == "STB_LOCAL" or s["st_other"]["visibility"] in ("STV_HIDDEN",
+                        "STV_INTERNAL") for s in named)
+            owner = (names, local, any(n in exported for n in names))
+        elif a not in starts and bisect.bisect_right(starts, a) == 0:
+            owner = ((f"<{sec.name}>",), True, False)
+        if not is_data:
+            yield Code(owner[0], owner[1], owner[2], base + a, data[a:b], follows)
+
+
+def _notes(elf: Any, shown: str) -> Iterator[manifest.Note]:
+    fmt = "<III" if elf.little_endian else ">III"
+    for sec in elf.iter_sections():
+        if sec.name != manifest.SECTION:
+            continue
+        raw, at = sec.data(), 0
+        while at + 12 <= len(raw):
+            namesz, descsz, kind = struct.unpack_from(fmt, raw, at)
+            name_end = at + 12 + namesz
+            desc_at = at + 12 + (namesz + 3) // 4 * 4
+            if desc_at + descsz > len(raw):
+                raise InputError(f"{shown}: its {manifest.SECTION} section is truncated; rebuild it")
+            if raw[at + 12:name_end].rstrip(b"\0") == manifest.OWNER.encode() and kind == manifest.NOTE_TYPE:
+                yield manifest.parse(raw[desc_at:desc_at + descsz], shown)
+            at = desc_at + (descsz + 3) // 4 * 4
+
+
+def _data_refs(elf: Any) -> frozenset[int]:
+    """Addresses stored in data: every aligned pointer-sized word of the allocated sections that are not code,
+    and the addends of relative relocations (a position-independent file's pointers)."""
+    if elf["e_type"] == "ET_REL":
+        return frozenset()
+    size = 8 if elf.elfclass == 64 else 4
+    fmt = ("<" if elf.little_endian else ">") + ("Q" if size == 8 else "I")
+    refs: set[int] = set()
+    relative = _RELATIVE.get(elf["e_machine"])
+    for sec in elf.iter_sections():
+        flags = sec["sh_flags"]
+        if flags & _SHF_ALLOC and not flags & _SHF_EXECINSTR and sec["sh_type"] not in ("SHT_NOBITS", "SHT_NOTE"):
+            raw = sec.data()
+            refs.update(v for (v,) in struct.iter_unpack(fmt, raw[:len(raw) // size * size]))
+        if sec["sh_type"] == "SHT_RELA" and relative is not None:
+            refs.update(r["r_addend"] for r in sec.iter_relocations() if r["r_info_type"] == relative)
+    return frozenset(refs)
+
+
+def read(shown: str, raw: bytes) -> Binary:
+    """One ELF file; anything pyelftools cannot read is one error naming the file (exit 2)."""
+    elffile = elf_module()
+    try:
+        elf = elffile.ELFFile(io.BytesIO(raw))
+        syms = _symbols(elf)
+        exported = _exported(elf, syms)
+        names = {s.name for _, s in syms}
+        lto = any(s.name.startswith(".gnu.lto_") for s in elf.iter_sections()) and "__gnu_lto_slim" in names
+        code = tuple(_ranges(elf, syms, exported)) if not lto else ()
+        notes = tuple(_notes(elf, shown))
+        refs = _data_refs(elf)
+        machine, bitness = str(elf["e_machine"]), elf.elfclass
+        return Binary(shown, machine, bitness, elf["e_type"] == "ET_REL", elf["e_entry"], code, notes, refs, lto)
+    except InputError:
+        raise
+    except Exception as exc:  # pyelftools raises its own ELFError, struct.error and others on damaged input
+        raise InputError(f"{shown}: cannot be read as ELF ({type(exc).__name__}: {exc}); the audit does not pass "
+                         "what it cannot read: rebuild it, or remove it from the build") from None
+
+
+def machine_name(binary: Binary) -> str:
+    """The tables' machine of the file, or '' when none is known."""
+    return str(audit_data().get("machines", {}).get(binary.machine, ""))

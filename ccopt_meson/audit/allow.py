@@ -73,13 +73,15 @@ def for_checks(table: Table, baseline: Sequence[str], checks: Sequence[str], tar
     return Allowance(target, highest(ref, checked), frozenset(decoded) | set(family_audit(ref)["base"]))
 
 
-def for_build(det: Detection, target: str) -> Allowance:
-    """What an object of the version ``target`` (BASELINE: any object not a version) of a build may use."""
+def for_build(det: Detection, target: str, contract: Sequence[str] | None = None) -> Allowance:
+    """What an object of the version ``target`` (BASELINE: any object not a version) of a build may use; with a
+    ``contract``, what both the build's baseline and that level allow."""
     if det.table is None:
         raise InputError(f"the build's compiler targets no machine of ccopt's tables ({det.arch}); nothing to audit")
     members = [] if target == "BASELINE" else [m for m in target.split("__") if m in det.table.features]
     checks = guard(det, make_target(det, members)) if members else ()
-    return for_checks(det.table, det.baseline, checks, target)
+    built = for_checks(det.table, det.baseline, checks, target)
+    return built if contract is None else both(built, for_checks(det.table, contract, checks, target))
 
 
 def both(a: Allowance, b: Allowance) -> Allowance:

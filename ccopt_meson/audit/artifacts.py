@@ -1,9 +1,10 @@
 """The audit of what ships, without the build directory: an ELF executable or shared library, a wheel, an
 installed tree (``meson install --destdir``) or a ``.deb`` (unpacked with the standard library).
 
-Each ELF file found is checked function by function against its own manifest (``check.check_linked``).  A file
-without one is checked, dispatch-blind, against the level the user names (``--baseline``), else against the
-baseline the other files of the same artifact declare, and said so; with neither, it is an error.
+Each ELF file found is checked function by function against its own manifest (``check.check_linked``), and
+against the level the user names (``--baseline``: the contract, whatever the build declared).  A file without
+a manifest is checked, dispatch-blind, against that level, else against the baseline the other files of the
+same artifact declare, and said so; with neither, it is an error.
 """
 
 from __future__ import annotations
@@ -136,7 +137,10 @@ def _audit_artifact(path: str, level: str | None, proj: Project | None, result: 
         try:
             table = _table(b, proj)
             base, versions = check.declared(b)
-            note = ""
+            note, contract = "", None
+            if base is not None and level is not None:
+                contract = allow.level(table, level)
+                note = f"checked against both its manifest and {level}"
             if base is None:
                 if level is not None:
                     base = allow.level(table, level)
@@ -148,7 +152,7 @@ def _audit_artifact(path: str, level: str | None, proj: Project | None, result: 
                 else:
                     raise InputError(f"{b.shown}: no ccopt manifest says what it may use; name the level it must run "
                                      "on with --baseline (for example x86-64-v2)")
-            result.reports.append(check.check_linked(b, table, base, versions, note))
+            result.reports.append(check.check_linked(b, table, base, versions, note, contract))
         except InputError as exc:
             result.problems.append(str(exc))
 
@@ -161,7 +165,7 @@ def audit_paths(paths: list[str], level: str | None = None, features_file: str |
     for path in paths:
         try:
             if os.path.isfile(os.path.join(path, "meson-info", "intro-targets.json")):
-                one = build.audit_build(path, linked)
+                one = build.audit_build(path, linked, level)
                 result.reports.extend(one.reports)
                 result.problems.extend(one.problems)
                 result.notes.extend(one.notes)

@@ -117,9 +117,10 @@ def _object(path: str, shown: str) -> elf.Binary | str:
     return "lto" if b.lto else b
 
 
-def audit_build(build_dir: str | os.PathLike[str], linked: bool = False) -> Result:
+def audit_build(build_dir: str | os.PathLike[str], linked: bool = False, level: str | None = None) -> Result:
     """Every object of a configured and built Meson build directory, audited; with ``linked`` (or where objects
-    hold no machine code, LTO), its executables and shared libraries too, function by function."""
+    hold no machine code, LTO), its executables and shared libraries too, function by function.  ``level``:
+    the level the build must run on (``--baseline``), whatever it was configured for."""
     folder = os.fspath(build_dir)
     result = Result([], [], [])
     targets = list(_targets(folder, result.notes))
@@ -138,7 +139,8 @@ def audit_build(build_dir: str | os.PathLike[str], linked: bool = False) -> Resu
                     continue
                 assert t.det.table is not None
                 if key not in memo:
-                    memo[key] = allow.for_build(t.det, t.version)
+                    contract = allow.level(t.det.table, level) if level is not None else None
+                    memo[key] = allow.for_build(t.det, t.version, contract)
                 result.reports.append(check.check_object(b, t.det.table, memo[key]))
             except InputError as exc:
                 result.problems.append(str(exc))
@@ -151,16 +153,18 @@ def audit_build(build_dir: str | os.PathLike[str], linked: bool = False) -> Resu
         for t in targets:
             path = t.meta["filename"][0]
             if t.meta["type"] in _LINKED_TYPES and os.path.isfile(path):
-                _linked(path, os.path.relpath(path, folder), t.det, result)
+                _linked(path, os.path.relpath(path, folder), t.det, result, level)
     return result
 
 
-def _linked(path: str, shown: str, det: Detection, result: Result) -> None:
+def _linked(path: str, shown: str, det: Detection, result: Result, level: str | None) -> None:
     assert det.table is not None
     try:
         b = elf.read(shown, read_file(path, shown))
         base, versions = check.declared(b)
         note = "" if base is not None else "no ccopt manifest: checked against the build's baseline, dispatch-blind"
-        result.reports.append(check.check_linked(b, det.table, det.baseline if base is None else base, versions, note))
+        contract = allow.level(det.table, level) if level is not None else None
+        result.reports.append(check.check_linked(b, det.table, det.baseline if base is None else base, versions,
+                                                 note, contract))
     except InputError as exc:
         result.problems.append(str(exc))

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import bisect
 import functools
+import re
 
 from .._record import TYPE_CHECKING, NamedTuple
 from . import allow
@@ -117,12 +118,18 @@ def _version_of(name: str, suffixes: Sequence[tuple[str, str]]) -> str:
 
 
 def check_linked(b: Binary, table: Table, baseline: Sequence[str], versions: dict[str, tuple[str, ...]],
-                 note: str = "") -> FileReport:
+                 note: str = "", contract: Sequence[str] | None = None) -> FileReport:
     """A linked file, function by function (module docstring): ``baseline`` and ``versions`` from its manifest,
-    or the baseline the caller names and no versions (dispatch-blind)."""
+    or the baseline the caller names and no versions (dispatch-blind).  ``contract``: the level the file must
+    run on, whatever its manifest declares (code may use what both allow)."""
     dec = _decoder(table, b.machine, b.bitness)
-    base = allow.for_checks(table, baseline, (), "BASELINE")
-    allowed = {v: allow.for_checks(table, baseline, checks, v) for v, checks in versions.items() if v != "BASELINE"}
+
+    def may(checks: Sequence[str], target: str) -> Allowance:
+        declared = allow.for_checks(table, baseline, checks, target)
+        return declared if contract is None else allow.both(declared, allow.for_checks(table, contract, checks, target))
+
+    base = may((), "BASELINE")
+    allowed = {v: may(checks, v) for v, checks in versions.items() if v != "BASELINE"}
     suffixes = sorted(((f"_{v}", v) for v in allowed), key=lambda s: -len(s[0]))
     codes = b.code
     scans = [dec.scan(c.code, c.start) for c in codes]
@@ -138,18 +145,24 @@ def check_linked(b: Binary, table: Table, baseline: Sequence[str], versions: dic
             callers[i].add(i - 1)  # code after a function's end: reached from it, or not at all
     fixed: dict[int, Allowance] = {}
     roots = set()
+    guarded = [(re.compile(g["pattern"]), allow.Allowance("GUARDED", base.names, base.decoded | set(g["may"])))
+               for g in allow.family_audit(table).get("guarded", ())]
     for i, c in enumerate(codes):
         version = next((v for v in map(lambda n: _version_of(n, suffixes), c.names) if v), "")
+        own = next((may for pattern, may in guarded if pattern.match(c.names[0])), None)
         if version:
             fixed[i] = allowed[version]
+        elif own is not None:  # the toolchain's own dispatch: it tests the CPU itself
+            fixed[i] = own
         elif c.exported or c.start in b.data_refs or c.start == b.entry or not callers[i] or c.names[0].startswith("<"):
             roots.add(i)
-    may = _settle(len(codes), callers, fixed, roots, base)
-    findings = [f for f in (_finding(dec, table, c, scans[i], may[i]) for i, c in enumerate(codes)) if f is not None]
-    unguarded = set().union(*(scans[i].used for i in range(len(codes)) if may[i].decoded <= base.decoded))
+    settled = _settle(len(codes), callers, fixed, roots, base)
+    findings = [f for f in (_finding(dec, table, c, scans[i], settled[i]) for i, c in enumerate(codes))
+                if f is not None]
+    unguarded = set().union(*(scans[i].used for i in range(len(codes)) if settled[i].decoded <= base.decoded))
     count: dict[str, int] = {}
     for i, c in enumerate(codes):
-        if not c.follows and i in fixed:
+        if not c.follows and i in fixed and fixed[i].target in allowed:
             count[fixed[i].target] = count.get(fixed[i].target, 0) + 1
     used = set().union(*(s.used for s in scans))
     return FileReport(b.shown, base, _highest_used(table, used), tuple(findings),

@@ -128,6 +128,8 @@ def _section_ranges(sec: Any, marks: dict[int, list[Any]], ends: set[int], expor
             is_data = False
         named = [s for s in group if s["st_info"]["type"] in _CODE_TYPES and s.name and not s.name.startswith("$")]
         follows = not named
+        if follows and a in ends and not owner[0][0].startswith("<"):  # past a sized function's end: no symbol
+            owner = ((f"<code after {owner[0][0]}>",), True, False)
         if named:
             named.sort(key=lambda s: (s["st_info"]["bind"] == "STB_LOCAL", s["st_info"]["type"] != "STT_FUNC"))
             names = tuple(dict.fromkeys(s.name for s in named))

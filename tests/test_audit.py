@@ -313,3 +313,88 @@ def test_numpys_levels_allow_what_the_built_in_levels_of_their_name_allow(arch: 
         mine = {d for n in numpy.closure([name]) for d in numpy.features[n].audit}
         theirs = {d for n in built_in.closure([like]) for d in built_in.features[n].audit}
         assert theirs <= mine, (name, sorted(theirs - mine))
+
+
+# --------------------------------------------------------------------------- the base lists' allowances
+
+# One instruction per name of x86's audit base and compatible list (data/features/x86.json), as compilers and
+# libraries emit them; run on the oldest CPU models qemu emulates, they must not fault.
+ALLOWED_X86_64 = """
+    endbr64
+    xorq %rax, %rax
+    rdsspq %rax
+    tzcnt %ecx, %edx
+    pause
+    nopw 0(%rax,%rax,1)
+    rdtsc
+    cpuid
+    cmove %eax, %ebx
+    bswap %eax
+    fld1
+    fstp %st(0)
+    paddb %mm0, %mm1
+    emms
+    push %rbp
+    mov %rsp, %rbp
+    and $-16, %rsp
+    sub $512, %rsp
+    fxsave (%rsp)
+    clflush (%rsp)
+    cmpxchg8b (%rsp)
+    mov %rbp, %rsp
+    pop %rbp
+"""
+# What the base list leaves out, and why: each faults on those CPU models.
+REFUSED_X86_64 = {"XSAVE": "sub $4096, %rsp\n and $-64, %rsp\n xorl %edx, %edx\n movl $3, %eax\n xsave (%rsp)",
+                  "CET_SS": "xorq %rax, %rax\n wrssq %rax, (%rsp)"}
+
+
+def _program(tmp_path: Path, name: str, body: str) -> Path:
+    src = tmp_path / f"{name}.S"
+    src.write_text(f".text\n.globl main\nmain:\n push %rbx\n{body}\n pop %rbx\n xorl %eax, %eax\n ret\n"
+                   '.section .note.GNU-stack,"",@progbits\n')
+    exe = tmp_path / name
+    subprocess.run([need("gcc"), str(src), "-o", str(exe)], check=True)
+    return exe
+
+
+@pytest.mark.skipif(not IS_X86_64, reason="assembles x86_64 programs with the host's gcc")
+@pytest.mark.parametrize("cpu", ["qemu64", "Nehalem"])
+def test_what_the_x86_base_list_allows_runs_on_the_oldest_cpus_and_what_it_refuses_faults(tmp_path: Path,
+                                                                                          cpu: str) -> None:
+    need_module("iced_x86", INSTALL)
+    qemu = need("qemu-x86_64-static")
+    allowed = _program(tmp_path, "allowed", ALLOWED_X86_64)
+    assert subprocess.run([qemu, "-cpu", cpu, str(allowed)]).returncode == 0
+    assert cli.main(["audit", "--baseline", "x86-64", str(allowed)]) == 0
+    for name, body in REFUSED_X86_64.items():
+        exe = _program(tmp_path, name, body)
+        assert subprocess.run([qemu, "-cpu", cpu, str(exe)], capture_output=True).returncode == -4  # SIGILL
+        r = subprocess.run([sys.executable, "-m", "ccopt_meson", "audit", "--baseline", "x86-64", str(exe)],
+                           capture_output=True, text=True, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+        assert r.returncode == 1 and f"main: needs unknown ({name})" in r.stdout
+
+
+def test_libgccs_outline_atomics_test_lse_before_using_it(tmp_path: Path) -> None:
+    """The aarch64 family's one guarded pattern: each helper loads __aarch64_have_lse_atomics and branches on it
+    before its LSE instruction."""
+    gcc = need("aarch64-linux-gnu-gcc")
+    src = tmp_path / "a.c"
+    src.write_text("int v;\nint cas(int a, int b) { return __atomic_compare_exchange_n(&v, &a, b, 0, "
+                   "__ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST); }\nint main(void) { return cas(0, 1) - 1; }\n")
+    exe = tmp_path / "a"
+    subprocess.run([gcc, "-O2", "-moutline-atomics", str(src), "-o", str(exe)], check=True)
+    dump = subprocess.run([need("aarch64-linux-gnu-objdump"), "-d", str(exe)], capture_output=True, text=True,
+                          check=True).stdout
+    body = dump.split("<__aarch64_cas4_acq_rel>:", 1)[1].split("\n\n", 1)[0]
+    before_lse = body.split("casal", 1)[0]
+    symbols = subprocess.run([need("aarch64-linux-gnu-nm"), str(exe)], capture_output=True, text=True,
+                             check=True).stdout
+    flag = int(next(line.split()[0] for line in symbols.splitlines() if line.endswith(" __aarch64_have_lse_atomics")),
+               16)
+    page = re.search(r"adrp\s+x16, ([0-9a-f]+)", before_lse)
+    offset = re.search(r"ldrb\s+w16, \[x16, #(\d+)\]", before_lse)
+    assert page and offset and int(page.group(1), 16) + int(offset.group(1)) == flag  # it reads the flag
+    assert re.search(r"cbz\s+w16", before_lse)  # and leaves before the LSE instruction when it is 0
+    pattern = re.compile(tables.raw_family("arm")["audit"]["guarded"][0]["pattern"])
+    assert pattern.match("__aarch64_cas4_acq_rel")

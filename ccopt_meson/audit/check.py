@@ -112,9 +112,27 @@ def declared(b: Binary) -> tuple[tuple[str, ...] | None, dict[str, tuple[str, ..
     return tuple(base), versions
 
 
-def _version_of(name: str, suffixes: Sequence[tuple[str, str]]) -> str:
+_LENGTH = re.compile(r"(?<![0-9])([1-9][0-9]*)")
+
+
+def _identifiers(name: str) -> list[str]:
+    """The identifiers a symbol name is made of: itself without GCC's clone suffixes (``.constprop.0``); for a C++
+    name (Itanium mangling: each identifier is its length, then its characters), each candidate identifier too,
+    so a version in a namespace or a template (``np::qsort_simd::QSort_AVX2<int>``) is found."""
     plain = name.split(".", 1)[0] if not name.startswith(".") else name
-    return next((v for suffix, v in suffixes if plain.endswith(suffix) and len(plain) > len(suffix)), "")
+    out = [plain]
+    if plain.startswith("_Z"):
+        out += [plain[m.end():m.end() + int(m.group(1))] for m in _LENGTH.finditer(plain)]
+    return out
+
+
+def _version_of(name: str, suffixes: Sequence[tuple[str, str]]) -> str:
+    """The version ``name`` belongs to: an identifier of it ends with ``_<version>`` (the longest that fits)."""
+    for ident in _identifiers(name):
+        found = next((v for suffix, v in suffixes if ident.endswith(suffix) and len(ident) > len(suffix)), "")
+        if found:
+            return found
+    return ""
 
 
 def check_linked(b: Binary, table: Table, baseline: Sequence[str], versions: dict[str, tuple[str, ...]],

@@ -13,6 +13,7 @@ import subprocess
 import sys
 import zipfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -76,67 +77,45 @@ def clean_everywhere(b: Build, tree: Path, wheel: Path, *options: str) -> None:
         assert r.returncode == 0, f"{what}: {r.stdout[-3000:]}{r.stderr}"
 
 
-# A fault: (its setup args, its environment, the level the build must run on (None: its own manifest's), the
-# function the audit must name).
-X86_64_FAULTS = {
-    "stray -mavx2 on a baseline source": (["-Dfault=stray_flag"], {}, None, "checksum"),
-    "-march=haswell in c_args": (["-Dc_args=-march=haswell"], {}, "x86-64-v2", "checksum"),
-    "-march=native from CFLAGS": ([], {"CFLAGS": "-march=native"}, "x86-64-v2", "checksum"),
-    "a hidden version of a shared library built beyond its test": (["-Dfault=version_beyond"], {}, None,
-                                                                   "twice_sum_AVX2"),
-    "an inline copy from a version reaching a baseline caller": (["-Dfault=inline_copy"], {}, None, "shared_mix"),
-    "an LTO build with a leak": (["-Db_lto=true", "-Dfault=stray_flag"], {}, None, "checksum"),
-    "a function in top-level asm() without .size": (["-Dfault=toplevel_asm"], {}, None, "seed_asm"),
-    "a .S label without .type or .size": (["-Dfault=s_label"], {}, None, "seed_label"),
-    "a target-attribute function called without a check": (["-Dfault=target_attr"], {}, None, "seed_target"),
-    "xsave in baseline code": (["-Dfault=xsave"], {}, None, "seed_xsave"),
-}
-AARCH64_FAULTS = {
-    "stray +crc on a baseline source": (["-Dfault=stray_flag"], {}, None, "checksum"),
-    "-march=armv8-a+crc in c_args": (["-Dc_args=-march=armv8-a+crc"], {}, "armv8-a", "checksum"),
-    "a hidden version of a shared library built beyond its test": (["-Dfault=version_beyond"], {}, None,
-                                                                   "twice_sum_ASIMDDP"),
-    "an inline copy from a version reaching a baseline caller": (["-Dfault=inline_copy"], {}, None, "shared_mix"),
-    "an LTO build with a leak": (["-Db_lto=true", "-Dfault=stray_flag"], {}, None, "checksum"),
-    "a function in top-level asm() without .size": (["-Dfault=toplevel_asm"], {}, None, "seed_asm"),
-    "a .S label without .type or .size": (["-Dfault=s_label"], {}, None, "seed_label"),
-    "a target-attribute function called without a check": (["-Dfault=target_attr"], {}, None, "seed_target"),
-}
+CORPUS = json.loads((ROOT / "tests" / "projects" / "seeded_faults" / "corpus.json").read_text())
+
+
+def _case(arch: str, fault: str) -> dict[str, Any]:
+    return next(c for c in CORPUS[arch] if c["fault"] == fault)
+
+
+def _contract(case: dict[str, Any]) -> list[str]:
+    """The level the build must run on, when the fault is a whole build above it."""
+    return ["--baseline", case["baseline"]] if case.get("baseline") else []
 
 
 @pytest.mark.slow
 @pytest.mark.skipif(not IS_X86_64, reason="the faults are x86_64 code built by the host's gcc")
-@pytest.mark.parametrize("fault", list(X86_64_FAULTS))
+@pytest.mark.parametrize("fault", [c["fault"] for c in CORPUS["x86_64"]])
 def test_each_seeded_fault_is_found_in_the_build_the_tree_and_the_wheel_on_x86_64(tmp_path: Path, fault: str) -> None:
-    setup, env, level, function = X86_64_FAULTS[fault]
-    if "native" in fault and not _cpu_has("avx2"):
-        pytest.skip("-march=native seeds AVX2 only on a CPU that has it")
-    b, tree, wheel = seeded(tmp_path, *setup, env=env)
-    found_everywhere(b, tree, wheel, function, *(["--baseline", level] if level else []))
+    case = _case("x86_64", fault)
+    if case.get("needs_cpu") and not _cpu_has(case["needs_cpu"]):
+        pytest.skip(f"this fault seeds {case['needs_cpu']} only on a CPU that has it")
+    b, tree, wheel = seeded(tmp_path, *case.get("setup", ()), env=case.get("env"))
+    found_everywhere(b, tree, wheel, case["function"], *_contract(case))
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("fault", list(AARCH64_FAULTS))
+@pytest.mark.parametrize("fault", [c["fault"] for c in CORPUS["aarch64"]])
 def test_each_seeded_fault_is_found_in_the_build_the_tree_and_the_wheel_on_aarch64(tmp_path: Path, fault: str) -> None:
-    setup, env, level, function = AARCH64_FAULTS[fault]
-    b, tree, wheel = seeded(tmp_path, "--cross-file", AARCH64, *setup, env=env)
-    found_everywhere(b, tree, wheel, function, *(["--baseline", level] if level else []))
-
-
-CLEAN = {
-    "plain": [],
-    "LTO": ["-Db_lto=true"],
-    "unity": ["--unity", "on"],
-    "cpu-baseline=none": ["-Dccopt-meson:cpu-baseline=none"],
-}
+    case = _case("aarch64", fault)
+    b, tree, wheel = seeded(tmp_path, "--cross-file", AARCH64, *case.get("setup", ()), env=case.get("env"))
+    found_everywhere(b, tree, wheel, case["function"], *_contract(case))
 
 
 @pytest.mark.slow
 @pytest.mark.skipif(not IS_X86_64, reason="builds x86_64 code with the host's gcc")
-@pytest.mark.parametrize("mode", list(CLEAN))
+@pytest.mark.parametrize("mode", [c["fault"] for c in CORPUS["clean"]])
 def test_a_clean_build_passes_in_the_build_the_tree_and_the_wheel(tmp_path: Path, mode: str) -> None:
-    b, tree, wheel = seeded(tmp_path, *CLEAN[mode])
+    b, tree, wheel = seeded(tmp_path, *_case("clean", mode)["setup"])
     clean_everywhere(b, tree, wheel)
+    r = audit(str(tree))
+    assert "guarded versions (functions): AVX2 1" in r.stdout  # the hidden version is seen, and counted
 
 
 @pytest.mark.slow

@@ -127,6 +127,7 @@ def audit_build(build_dir: str | os.PathLike[str], linked: bool = False, level: 
     memo: dict[tuple[int, str], allow.Allowance] = {}
     lto = []
     seen = 0
+    defined: dict[str, list[allow.Allowance]] = {}  # global functions of the objects: what each object may use
     for t in targets:
         key = (id(t.det), t.version)
         for path in _objects(t.meta["filename"][0] + ".p"):  # Meson's private directory of the target
@@ -142,6 +143,9 @@ def audit_build(build_dir: str | os.PathLike[str], linked: bool = False, level: 
                     contract = allow.level(t.det.table, level) if level is not None else None
                     memo[key] = allow.for_build(t.det, t.version, contract)
                 result.reports.append(check.check_object(b, t.det.table, memo[key]))
+                for c in b.code:
+                    if c.exported and not c.follows:
+                        defined.setdefault(c.names[0], []).append(memo[key])
             except InputError as exc:
                 result.problems.append(str(exc))
     if not seen:
@@ -149,15 +153,18 @@ def audit_build(build_dir: str | os.PathLike[str], linked: bool = False, level: 
     if lto:
         result.notes.append(f"{len(lto)} object(s) hold LTO's intermediate language, not machine code "
                             f"({lto[0]}, ...): their code is audited in the linked files")
+    known = {name: min(found, key=lambda a: len(a.decoded)) for name, found in defined.items()
+             if all(a.target != "BASELINE" for a in found)}
     if linked or lto:
         for t in targets:
             path = t.meta["filename"][0]
             if t.meta["type"] in _LINKED_TYPES and os.path.isfile(path):
-                _linked(path, os.path.relpath(path, folder), t.det, result, level)
+                _linked(path, os.path.relpath(path, folder), t.det, result, level, known)
     return result
 
 
-def _linked(path: str, shown: str, det: Detection, result: Result, level: str | None) -> None:
+def _linked(path: str, shown: str, det: Detection, result: Result, level: str | None,
+            known: Mapping[str, allow.Allowance]) -> None:
     assert det.table is not None
     try:
         b = elf.read(shown, read_file(path, shown))
@@ -165,6 +172,6 @@ def _linked(path: str, shown: str, det: Detection, result: Result, level: str | 
         note = "" if base is not None else "no ccopt manifest: checked against the build's baseline, dispatch-blind"
         contract = allow.level(det.table, level) if level is not None else None
         result.reports.append(check.check_linked(b, det.table, det.baseline if base is None else base, versions,
-                                                 note, contract))
+                                                 note, contract, known))
     except InputError as exc:
         result.problems.append(str(exc))

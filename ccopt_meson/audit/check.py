@@ -24,7 +24,7 @@ from . import allow
 from .decode import decoder
 
 if TYPE_CHECKING:
-    from typing import Sequence
+    from typing import Mapping, Sequence
 
     from ..tables import Table
     from .allow import Allowance
@@ -136,10 +136,13 @@ def _version_of(name: str, suffixes: Sequence[tuple[str, str]]) -> str:
 
 
 def check_linked(b: Binary, table: Table, baseline: Sequence[str], versions: dict[str, tuple[str, ...]],
-                 note: str = "", contract: Sequence[str] | None = None) -> FileReport:
+                 note: str = "", contract: Sequence[str] | None = None,
+                 known: Mapping[str, Allowance] | None = None) -> FileReport:
     """A linked file, function by function (module docstring): ``baseline`` and ``versions`` from its manifest,
     or the baseline the caller names and no versions (dispatch-blind).  ``contract``: the level the file must
-    run on, whatever its manifest declares (code may use what both allow)."""
+    run on, whatever its manifest declares (code may use what both allow).  ``known``: in a build directory,
+    the global functions only version objects define, with what those objects may use (a source without a
+    header, compiled for one target, whose functions the project calls after a check of its own)."""
     dec = _decoder(table, b.machine, b.bitness)
 
     def may(checks: Sequence[str], target: str) -> Allowance:
@@ -168,8 +171,11 @@ def check_linked(b: Binary, table: Table, baseline: Sequence[str], versions: dic
     for i, c in enumerate(codes):
         version = next((v for v in map(lambda n: _version_of(n, suffixes), c.names) if v), "")
         own = next((may for pattern, may in guarded if pattern.match(c.names[0])), None)
+        built = next((known[n.split(".", 1)[0]] for n in c.names if known and n.split(".", 1)[0] in known), None)
         if version:
             fixed[i] = allowed[version]
+        elif built is not None:
+            fixed[i] = built
         elif own is not None:  # the toolchain's own dispatch: it tests the CPU itself
             fixed[i] = own
         elif c.exported or c.start in b.data_refs or c.start == b.entry or not callers[i] or c.names[0].startswith("<"):

@@ -72,12 +72,13 @@ def _symbols(elf: Any) -> list[Any]:
 
 def _exported(elf: Any, syms: list[Any]) -> set[str]:
     """Names another file can bind to: defined in the dynamic symbol table; in an object file, every global
-    symbol that is not hidden."""
+    symbol (a hidden one too: the other objects of the same link bind to it)."""
     out = set()
+    relocatable = elf["e_type"] == "ET_REL"
     for table, s in syms:
-        visibility = s["st_other"]["visibility"]
-        visible = s["st_info"]["bind"] != "STB_LOCAL" and visibility in ("STV_DEFAULT", "STV_PROTECTED")
-        if visible and s["st_shndx"] != "SHN_UNDEF" and (table == ".dynsym" or elf["e_type"] == "ET_REL"):
+        visible = s["st_other"]["visibility"] in ("STV_DEFAULT", "STV_PROTECTED") or relocatable
+        if (s["st_info"]["bind"] != "STB_LOCAL" and visible and s["st_shndx"] != "SHN_UNDEF"
+                and (table == ".dynsym" or relocatable)):
             out.add(s.name)
     return out
 

@@ -103,6 +103,9 @@ def _items(path: str) -> Iterator[tuple[str, bytes]]:
             raise InputError(f"{shown}: not a readable wheel or zip ({exc})") from None
     elif path.endswith(".deb"):
         yield from _members_deb(path, shown)
+    elif path.endswith(".rpm"):
+        raise InputError(f"{shown}: an RPM package, which the audit does not unpack; unpack it (rpm2cpio FILE | "
+                         "cpio -idm) and audit the directory")
     else:
         raw = build.read_file(path, shown)
         if not elf.is_elf(raw):

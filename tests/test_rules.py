@@ -7,7 +7,6 @@ import json
 import os
 import re
 import subprocess
-import time
 from pathlib import Path
 from typing import Any
 
@@ -211,19 +210,22 @@ def tokenize_keywords() -> frozenset[str]:
     return RESERVED
 
 
+LONG = 200_000  # linear: a millisecond; quadratic: 4e10 steps, hours; exponential: never
+
+
 @settings(max_examples=300, deadline=None)
 @given(pattern=PATTERNS, subject=st.text(alphabet="ab-m", max_size=8))
 def test_accepted_patterns_run_in_linear_time(pattern: str, subject: str) -> None:
-    """An accepted pattern matches a flag 5,000 characters long at once; a refused one says why in one line."""
+    """An accepted pattern matches flags 200,000 characters long, where a quadratic or exponential one would not
+    finish; a refused one says why in one line.  Nothing is timed: a backtracking pattern simply never returns
+    (hypothesis then never finishes the test), whatever the machine's load."""
     why = rules.unsafe_pattern(pattern)
     if why:
         assert "\n" not in why
         return
     compiled = re.compile(pattern)
-    start = time.perf_counter()
-    for long in (subject * 5000)[:5000], "a" * 5000 + "!", "-" + "m" * 5000:
+    for long in (subject * LONG)[:LONG], "a" * LONG + "!", "-" + "m" * LONG:
         compiled.match(long)
-    assert time.perf_counter() - start < 2.0  # exponential or quadratic patterns take minutes here
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

@@ -25,6 +25,16 @@ def test_versions_agree() -> None:
     assert py_version.group(1) == meson_version.group(1) == __version__
 
 
+def test_the_changelog_has_a_dated_section_for_this_version() -> None:
+    """A release's version has its section, dated, below 'Unreleased', with its migration list."""
+    changelog = (ROOT / "CHANGELOG.md").read_text()
+    heads = re.findall(r"^## (.+)$", changelog, re.M)
+    assert heads[:2] == ["Unreleased", heads[1]] and re.fullmatch(rf"{re.escape(__version__)} \(\d{{4}}-\d\d-\d\d\)",
+                                                                  heads[1])
+    section = changelog.split(f"## {heads[1]}", 1)[1].split("\n## ", 1)[0]
+    assert "**Migrating from" in section and "### Breaking" in section
+
+
 def test_runtime_header_version_macros_are_the_package_version(tmp_path: Path) -> None:
     """#if CCOPT_VERSION_MAJOR ... in a consumer's C sees the release its headers came from."""
     import subprocess

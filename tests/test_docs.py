@@ -159,17 +159,17 @@ def test_features_file_reference_lists_every_key_of_the_schema() -> None:
 
 def test_options_reference_lists_every_option() -> None:
     options = re.findall(r"option\('([\w-]+)'", (ROOT / "meson_options.txt").read_text())
-    table = re.findall(r"^\| `([\w-]+)` \| .* \| (0\.1\.0|unreleased) \|$",
+    table = re.findall(r"^\| `([\w-]+)` \| .* \| (0\.1\.0|0\.2\.0) \|$",
                        (ROOT / "docs" / "reference" / "options.md").read_text(), re.M)
     assert sorted(set(options) - {name for name, _ in table}) == []
 
 
-def test_what_the_options_reference_calls_unreleased_is_in_the_changelog_s_unreleased() -> None:
+def test_what_the_options_reference_dates_0_2_0_is_in_the_changelog_s_0_2_0() -> None:
     page = (ROOT / "docs" / "reference" / "options.md").read_text()
-    rows = re.findall(r"^\| ((?:`[\w-]+`(?: / )?)+) \| .* \| unreleased \|$", page, re.M)
+    rows = re.findall(r"^\| ((?:`[\w-]+`(?: / )?)+) \| .* \| 0\.2\.0 \|$", page, re.M)
     changelog = (ROOT / "CHANGELOG.md").read_text()
-    unreleased = changelog.split("## Unreleased", 1)[1].split("\n## ", 1)[0]
-    assert rows and [r for r in rows if not any(n in unreleased for n in re.findall(r"`[\w-]+`", r))] == []
+    release = changelog.split(f"## {__version__} (", 1)[1].split("\n## ", 1)[0]
+    assert rows and [r for r in rows if not any(n in release for n in re.findall(r"`[\w-]+`", r))] == []
     assert f"version {__version__}" in page.replace("\n", " ")
 
 

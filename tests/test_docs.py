@@ -31,9 +31,12 @@ FRESH = "tests/test_consumer_meson.py::test_readme_snippets_build_verbatim_in_a_
 HERE = "tests/test_docs.py::"
 TRAPS = "tests/test_traps.py::test_the_library_maintainers_snippets_are_the_fixture_s_code"
 WHEEL = "tests/test_meson_python.py::test_the_wheel_and_the_sdist_of_the_how_to"
+RELEASE = "tests/test_release.py::test_the_release_command_makes_the_archive_checksum_wrap_and_dists"
 # id -> (digest of its text, the test that builds or runs it)
 SNIPPETS: dict[str, tuple[str, str]] = {
     "consumer/wrap": ("09be913549f3", FRESH),
+    "consumer/wrap-file": ("f89ddb1ecb89", "tests/test_release.py::test_the_readme_s_wrap_file_is_the_released_one"),
+    "release/command": ("d983bedc83b6", RELEASE),
     "consumer/meson.build": ("b6945c0d724c", FRESH),
     "consumer/dot.dispatch.c": ("42406de69bb1", FRESH),
     "consumer/main.c": ("40072a55b075", FRESH),
@@ -43,7 +46,7 @@ SNIPPETS: dict[str, tuple[str, str]] = {
     "kernel/targets-files": ("916c36dd566f", FRESH),
     "library/rename": ("5edeec8cdb17", TRAPS),
     "library/extern-c": ("044a637d8abe", TRAPS),
-    "contributing/setup": ("fd1a132b2b66", "tests/test_consistency.py::test_readme_test_command_is_what_ci_runs"),
+    "contributing/setup": ("4d135e0c4513", "tests/test_consistency.py::test_readme_test_command_is_what_ci_runs"),
     "contributing/site": ("aaac260eb77f", HERE + "test_site_builds_strictly"),
     "cross/aarch64.ini": ("5222ed656f6e", HERE + "test_cross_snippets_are_what_the_cross_tests_run"),
     "cross/build": ("00b80054ade4", HERE + "test_cross_snippets_are_what_the_cross_tests_run"),

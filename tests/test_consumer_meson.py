@@ -194,3 +194,19 @@ def test_readme_example_below_its_baseline_says_so_before_main(tmp_path: Path) -
     info = subprocess.run([qemu, "-cpu", "Nehalem", str(b.dir / "subprojects" / "ccopt-meson" / "ccopt-cpu-info"),
                            "--json"], capture_output=True, text=True, timeout=60)
     assert info.returncode == 0 and "AVX2" in json.loads(info.stdout)["baseline_missing"], info.stderr
+
+
+def test_a_library_keeps_its_own_name_for_a_dispatched_function(tmp_path: Path) -> None:
+    """CCOPT_DISPATCH_DEFINE_AS: the library's public xxh3_update picks among accumulate's versions; no
+    function takes the kernel's bare name, and the trace names the public function."""
+    b = Build(tmp_path, project(tmp_path, "public_name"))
+    b.meson_cmd("setup", str(b.dir))
+    b.ninja()
+    out = b.meson_cmd("test", "-C", str(b.dir), "-v")
+    assert re.search(r"^Fail:\s+0", out, re.M) and "xxh3_update: ok (BASELINE)" in out and "WRONG" not in out
+    nm = subprocess.run([need("nm"), "--defined-only", str(b.dir / "main")], capture_output=True, text=True,
+                        check=True).stdout
+    defined = {line.split()[-1] for line in nm.splitlines() if line.strip()}
+    assert {"xxh3_update", "accumulate_BASELINE"} <= defined and "accumulate" not in defined
+    traced = subprocess.run([str(b.dir / "main")], capture_output=True, text=True, env={**b.env, "CCOPT_TRACE": "1"})
+    assert traced.returncode == 0 and re.match(r"ccopt: xxh3_update: \w+", traced.stderr), traced.stderr

@@ -210,3 +210,45 @@ def test_a_library_keeps_its_own_name_for_a_dispatched_function(tmp_path: Path) 
     assert {"xxh3_update", "accumulate_BASELINE"} <= defined and "accumulate" not in defined
     traced = subprocess.run([str(b.dir / "main")], capture_output=True, text=True, env={**b.env, "CCOPT_TRACE": "1"})
     assert traced.returncode == 0 and re.match(r"ccopt: xxh3_update: \w+", traced.stderr), traced.stderr
+
+
+WERROR_KERNEL = """/* k.dispatch.c: the AVX-512 intrinsics GCC bug 105593 names (_mm512_undefined_* merge operands) */
+#include <stddef.h>
+
+long long CCOPT_FN(k)(const int *p, const short *q, size_t n)
+{
+    long long sum = 0;
+    size_t i = 0;
+#ifdef CCOPT_HAVE_AVX512_SKX
+    __m512i acc = _mm512_setzero_si512();
+    for (; i + 16 <= n; i += 16) {
+        __m512i w = _mm512_cvtepi16_epi32(_mm256_loadu_si256((const __m256i *)(q + i)));
+        acc = _mm512_add_epi32(acc, _mm512_andnot_si512(_mm512_loadu_si512(p + i), w));
+    }
+    sum = _mm512_reduce_add_epi32(acc);
+#endif
+    for (; i < n; i++)
+        sum += ~p[i] & q[i];
+    return sum;
+}
+"""
+
+
+@pytest.mark.parametrize("buildtype", ["debug", "release"])
+def test_avx512_kernels_build_with_werror(tmp_path: Path, buildtype: str) -> None:
+    """werror=true and warning_level=3 with every AVX-512 target: the intrinsics headers the subproject includes
+    warn nothing here (docs/how-to/troubleshooting.md: GCC bug 105593, seen with gcc 12.1, fixed in 12.3)."""
+    x86_host()
+    src = written(tmp_path / "werror", {
+        "meson.build": "project('werror', 'c', meson_version: '>=1.0.1')\n"
+                       "ccopt = subproject('ccopt-meson')\nccopt_dep = dependency('ccopt')\n"
+                       "r = run_command(ccopt.get_variable('targets'), 'k.dispatch.c: baseline avx2 avx512f "
+                       "avx512_skx avx512_clx avx512_cnl avx512_icl avx512_spr x86_v4', check: true)\n"
+                       "foreach line : r.stdout().strip().split('\\n')\n  t = line.split('\\t')\n"
+                       "  static_library(t[0], t[2].split(), c_args: t[1].split(), dependencies: ccopt_dep)\n"
+                       "endforeach\n",
+        "k.dispatch.c": WERROR_KERNEL})
+    b = Build(tmp_path, src)
+    b.meson_cmd("setup", str(b.dir), "-Dwerror=true", "-Dwarning_level=3", f"-Dbuildtype={buildtype}")
+    out = b.ninja()
+    assert "warning:" not in out

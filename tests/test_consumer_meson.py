@@ -6,13 +6,15 @@ from __future__ import annotations
 import json
 import re
 import subprocess
+import sys
+import venv
 from pathlib import Path
 
 import pytest
 
 from ccopt_meson import host
 
-from .conftest import need
+from .conftest import ROOT, need, need_module
 from .snippets import snippet
 from .test_meson import Build, copy_repo, project, written
 
@@ -252,3 +254,27 @@ def test_avx512_kernels_build_with_werror(tmp_path: Path, buildtype: str) -> Non
     b.meson_cmd("setup", str(b.dir), "-Dwerror=true", "-Dwarning_level=3", f"-Dbuildtype={buildtype}")
     out = b.ninja()
     assert "warning:" not in out
+
+
+def test_the_audit_runs_from_a_wrap_only_project_s_root(tmp_path: Path) -> None:
+    """docs/how-to/isa-audit.md's shell command, from the project's root with the subproject's own copy: it
+    audits with the decoders of the Python that runs it, and a Python with nothing installed gets the pip line."""
+    src = project(tmp_path, "isa_audit")
+    b = Build(tmp_path, src)
+    b.meson_cmd("setup", "build")  # in the project's root, as the page's command expects
+    b.run(need("ninja"), "-C", "build")
+    page = (ROOT / "docs" / "how-to" / "isa-audit.md").read_text().replace("\n", " ")
+    command = "python3 subprojects/ccopt-meson/tools/ccopt-meson-audit.py builddir"
+    assert f"`{command}`" in page
+    argv = command.replace("builddir", "build").split()[1:]
+    env = {k: v for k, v in b.env.items() if k != "PYTHONPATH"}  # nothing of this checkout on the path
+    bare = tmp_path / "bare"
+    venv.create(bare, with_pip=False)  # no package at all: neither ccopt-meson nor the decoders
+    r = subprocess.run([str(bare / "bin" / "python3"), *argv], cwd=src, env=env, capture_output=True, text=True,
+                       timeout=300)
+    assert r.returncode == 77, (r.stdout, r.stderr)  # a Meson test's SKIP; the line goes to the test's log
+    assert re.fullmatch(r"ccopt-meson: skipped: .*python3 -m pip install '[\w-]+==[\w.]+'.*\n", r.stdout), r.stdout
+    need_module("elftools", "the audit extra")
+    need_module("iced_x86", "the audit extra")
+    r = subprocess.run([sys.executable, *argv], cwd=src, env=env, capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0 and r.stdout.endswith(" with findings\n") and "0 with findings" in r.stdout, r.stderr

@@ -31,6 +31,7 @@ FRESH = "tests/test_consumer_meson.py::test_readme_snippets_build_verbatim_in_a_
 HERE = "tests/test_docs.py::"
 TRAPS = "tests/test_traps.py::test_the_library_maintainers_snippets_are_the_fixture_s_code"
 WHEEL = "tests/test_meson_python.py::test_the_wheel_and_the_sdist_of_the_how_to"
+MIXED = "tests/test_shared_lib.py::test_c_and_cxx_kernels_in_one_shared_library_export_only_its_api"
 RELEASE = "tests/test_release.py::test_the_release_command_makes_the_archive_checksum_wrap_and_dists"
 # id -> (digest of its text, the test that builds or runs it)
 SNIPPETS: dict[str, tuple[str, str]] = {
@@ -44,6 +45,8 @@ SNIPPETS: dict[str, tuple[str, str]] = {
     "consumer/test-loop": ("9a8e0b378f38", HERE + "test_excerpts_are_part_of_the_snippet_they_quote"),
     "kernel/targets-in-source": ("a5841d242667", FRESH),
     "kernel/targets-files": ("916c36dd566f", FRESH),
+    "library/mixed-meson": ("3448c021df84", MIXED),
+    "library/mixed-api": ("88b68e8e5f17", MIXED),
     "library/rename": ("5edeec8cdb17", TRAPS),
     "library/extern-c": ("044a637d8abe", TRAPS),
     "contributing/setup": ("4d135e0c4513", "tests/test_consistency.py::test_readme_test_command_is_what_ci_runs"),

@@ -31,6 +31,7 @@ FRESH = "tests/test_consumer_meson.py::test_readme_snippets_build_verbatim_in_a_
 HERE = "tests/test_docs.py::"
 TRAPS = "tests/test_traps.py::test_the_library_maintainers_snippets_are_the_fixture_s_code"
 WHEEL = "tests/test_meson_python.py::test_the_wheel_and_the_sdist_of_the_how_to"
+WINDOWS = HERE + "test_the_windows_snippets_are_the_repository_s_cross_file_and_example"
 MIXED = "tests/test_shared_lib.py::test_c_and_cxx_kernels_in_one_shared_library_export_only_its_api"
 RELEASE = "tests/test_release.py::test_the_release_command_makes_the_archive_checksum_wrap_and_dists"
 # id -> (digest of its text, the test that builds or runs it)
@@ -47,6 +48,8 @@ SNIPPETS: dict[str, tuple[str, str]] = {
     "kernel/targets-files": ("916c36dd566f", FRESH),
     "library/mixed-meson": ("3448c021df84", MIXED),
     "library/mixed-api": ("88b68e8e5f17", MIXED),
+    "windows/cross-file": ("2ecb586778bc", WINDOWS),
+    "windows/test-loop": ("d0fb8ea76654", WINDOWS),
     "library/rename": ("5edeec8cdb17", TRAPS),
     "library/extern-c": ("044a637d8abe", TRAPS),
     "contributing/setup": ("4d135e0c4513", "tests/test_consistency.py::test_readme_test_command_is_what_ci_runs"),
@@ -379,3 +382,14 @@ def test_the_sdist_size_the_meson_python_page_states(tmp_path: Path) -> None:
     size = archive.stat().st_size / 1e6
     assert abs(len(names) / int(stated.group(1)) - 1) < 0.15, f"the tree has {len(names)} files"
     assert abs(size / float(stated.group(2)) - 1) < 0.25, f"the tree is {size:.2f} MB compressed"
+
+
+def test_the_windows_snippets_are_the_repository_s_cross_file_and_example() -> None:
+    """docs/how-to/windows.md: the cross file the Windows tests use (without its comments), and examples/dot's
+    canary and test loop, which tests/test_windows.py runs under wine."""
+    ini = (ROOT / "tests" / "cross" / "x86_64-w64-mingw32.ini").read_text()
+    kept = [line for line in ini.splitlines() if not line.startswith("#")]
+    assert snippet("windows/cross-file").strip() == "\n".join(kept)
+    example = (ROOT / "examples" / "dot" / "meson.build").read_text()
+    lines = [line for line in example.splitlines() if not line.startswith("#")]  # the top-level comments
+    assert snippet("windows/test-loop") in "\n".join(lines)

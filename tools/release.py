@@ -88,18 +88,19 @@ def wrap_file(url_base: str, digest: str) -> str:
 
 
 def python_dists(archive: Path, out: Path, work: Path) -> list[Path]:
-    """The sdist and the wheel, built from the archive's tree (so from the same commit), checked by twine."""
+    """The sdist and the wheel, built from the archive's tree (so from the same commit), checked by twine, then
+    written into ``out/python`` (files of other names there are left alone)."""
     safe = {"filter": "data"} if hasattr(tarfile, "data_filter") else {}  # Python >= 3.12 and the backports
     with tarfile.open(archive) as tar:
         tar.extractall(work / "src", **safe)  # type: ignore[arg-type]
-    dist = out / "python"
-    dist.mkdir(parents=True, exist_ok=True)
-    for old in dist.glob(f"ccopt*{__version__}*"):
-        old.unlink()  # this tool's own output of an earlier run: build would add beside it
-    run([sys.executable, "-m", "build", "--sdist", "--wheel", "--outdir", str(dist), str(work / "src" / NAME)],
+    built = work / "dist"
+    run([sys.executable, "-m", "build", "--sdist", "--wheel", "--outdir", str(built), str(work / "src" / NAME)],
         "python -m build")
-    made = sorted(dist.glob(f"ccopt*{__version__}*"))
-    run([sys.executable, "-m", "twine", "check", "--strict", *map(str, made)], "twine check")
+    files = sorted(built.iterdir())
+    run([sys.executable, "-m", "twine", "check", "--strict", *map(str, files)], "twine check")
+    made = [out / "python" / f.name for f in files]
+    for src, dest in zip(files, made):
+        atomic_write(dest, src.read_bytes(), f"the output directory {out}")
     return made
 
 

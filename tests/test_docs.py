@@ -393,3 +393,20 @@ def test_the_windows_snippets_are_the_repository_s_cross_file_and_example() -> N
     example = (ROOT / "examples" / "dot" / "meson.build").read_text()
     lines = [line for line in example.splitlines() if not line.startswith("#")]  # the top-level comments
     assert snippet("windows/test-loop") in "\n".join(lines)
+
+
+def test_the_detect_baseline_the_pages_state_is_what_gcc_detects() -> None:
+    """gcc on x86_64 with the default cpu-baseline, detect, gets SSE SSE2: the pages that state it (and the audit
+    example's 'may use the baseline (...)') say what the helper answers, never the old default's SSE3."""
+    from ccopt_meson import Request, detect
+
+    if host.machine_name() != "x86_64":
+        pytest.skip("the pages state gcc's x86_64 baseline")
+    names = " ".join(detect(Request(command=(need("gcc"),), baseline="detect", dispatch="none")).baseline)
+    assert names == "SSE SSE2"
+    docs = ROOT / "docs"
+    for page in ("how-to/meson-python.md", "how-to/library-maintainers.md", "reference/options.md"):
+        assert f"`{names}`" in (docs / page).read_text(), page
+    audit = (docs / "how-to" / "isa-audit.md").read_text()
+    assert f"may use the baseline ({names})" in audit and "may use the baseline (SSE3)" not in audit
+    assert "lacks SSE3" not in (docs / "how-to" / "meson-python.md").read_text()

@@ -108,3 +108,13 @@ def test_the_wheel_installs_in_a_fresh_venv_and_detects(released: Path, tmp_path
     located = subprocess.run([str(py), "-c", "import ccopt_meson; print(ccopt_meson.__file__)"],
                              capture_output=True, text=True, cwd=tmp_path, env=env, timeout=60)
     assert located.stdout.startswith(str(env_dir))  # the wheel's copy, not this checkout's
+
+
+def test_an_output_directory_that_cannot_be_written_is_one_error_line(tmp_path: Path) -> None:
+    blocked = tmp_path / "file"
+    blocked.write_text("not a directory\n")
+    r = subprocess.run([sys.executable, str(ROOT / "tools" / "release.py"), str(blocked / "out"), "--allow-dirty",
+                        "--archive-only"], capture_output=True, text=True, timeout=600)
+    assert r.returncode == 1 and r.stdout == "" and blocked.read_text() == "not a directory\n"
+    assert re.fullmatch(rf"ccopt-meson: error: cannot write {re.escape(str(blocked))}/out/{re.escape(ARCHIVE)}: "
+                        r"Not a directory; check that the output directory .* is writable\n", r.stderr), r.stderr

@@ -39,9 +39,9 @@ ARCHIVE = f"{NAME}.tar.gz"
 MESON = [sys.executable, "-m", "mesonbuild.mesonmain"]
 
 
-def run(cmd: list[str], what: str, cwd: Path | None = None) -> str:
+def run(cmd: list[str], what: str) -> str:
     """Run one step; its last output lines in one error line when it fails."""
-    r = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True)
+    r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode != 0:
         tail = " | ".join((r.stdout + r.stderr).strip().splitlines()[-3:])
         raise CcoptError(f"{what} failed (exit status {r.returncode}): {tail}")

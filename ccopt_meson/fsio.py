@@ -190,13 +190,14 @@ def running(pid: int) -> bool:
     return True
 
 
-def atomic_write(path: StrPath, text: str) -> bool:
-    """Write ``text`` to ``path`` via a temporary file and rename; False if unchanged.
+def atomic_write(path: StrPath, text: str | bytes, where: str = "the build directory") -> bool:
+    """Write ``text`` (UTF-8 when a string) to ``path`` via a temporary file and rename; False if unchanged.
+    ``where`` names the directory in the message of a write that fails.
 
     The temporary file is created with mode 0666 and the process's umask applies as for
     any new file; the umask itself is never changed (threads of an API user share it).
     """
-    data = text.encode("utf-8")
+    data = text.encode("utf-8") if isinstance(text, str) else text
     try:
         if read_bounded(path, len(data), "file") == data:
             return False
@@ -213,7 +214,7 @@ def atomic_write(path: StrPath, text: str) -> bool:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
     except OSError as exc:
         raise CacheError(f"cannot write {show_path(path)}: {exc.strerror}; "
-                         "check that the build directory is writable") from exc
+                         f"check that {where} is writable") from exc
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
@@ -224,7 +225,7 @@ def atomic_write(path: StrPath, text: str) -> bool:
         except OSError:
             pass
         if isinstance(exc, OSError):  # a directory in the file's place, a full disk, ...
-            raise CacheError(f"cannot write {show_path(path)}: {exc.strerror}; check that the build directory is "
+            raise CacheError(f"cannot write {show_path(path)}: {exc.strerror}; check that {where} is "
                              f"writable and that {name} is a regular file") from exc
         raise
     return True

@@ -1,6 +1,6 @@
 """The package version (one place; pyproject.toml and meson.build agree, a test checks)."""
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 # The first line of every generated header (and a key of every cache file) carries this mark;
 # files without it were not written by ccopt-meson and are never overwritten or deleted.

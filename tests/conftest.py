@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, Callable, NamedTuple, Sequence
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -17,6 +18,10 @@ sys.path.insert(0, str(ROOT))
 from ccopt_meson.probe import ProcResult  # noqa: E402
 
 IN_CI = os.environ.get("CI", "").lower() == "true"
+
+# No test fails on time: hypothesis' deadline and its too_slow health check measure the machine's load.
+settings.register_profile("no-timing", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("no-timing")
 
 # numpy 2.2's feature set, stated once: the example's port (a feature_set), which tests use as numpy's
 NUMPY22 = ROOT / "examples" / "numpy" / "2.2.6" / "ccopt-numpy.json"

@@ -56,7 +56,7 @@ def test_quick_benchmark_writes_its_record(tmp_path: Path) -> None:
     doc = json.loads((out / "results.json").read_text())
 
     assert doc["schema_version"] == 2 and doc["reps"] == 1 and doc["warmup"] == 1 and doc["quick"] is True
-    assert doc["elapsed_s"] < 600  # about a minute on an idle 2-core machine; the bound leaves room for a busy CI
+    assert isinstance(doc["elapsed_s"], float) and doc["elapsed_s"] > 0  # reported, never bounded: load is no failure
     for key in ("cpu", "cores", "gcc", "meson", "ninja", "python"):
         assert doc["machine"][key], key
     for key in FIGURES + SCALE_FIGURES + ["helper_configure_hit", "helper_targets_hit", "python_S_pass"]:

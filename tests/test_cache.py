@@ -656,8 +656,7 @@ def test_a_cache_that_is_not_a_small_regular_file_never_hangs(tmp_path: Path, re
         os.mkfifo(path)
     else:
         path.write_bytes(b" " * (fsio.LIMITS.cache + (1 << 20)))
-    start = time.monotonic()
-    r = cli("report", str(build))
+    r = cli("report", str(build))  # each command has cli()'s timeout: a hang fails there
     one_line(r, "error", CACHE)
     t = targets(path, build)
     one_line(t, "error", CACHE)
@@ -670,7 +669,6 @@ def test_a_cache_that_is_not_a_small_regular_file_never_hangs(tmp_path: Path, re
     one_line(c, "warning", "ignoring the feature cache: ")
     ref.check_unchanged(build, c)
     assert path.is_file() and not path.is_symlink()  # replaced by a real cache file
-    assert time.monotonic() - start < 60
 
 
 def test_read_bounded_refuses_devices_fifos_and_big_files(tmp_path: Path) -> None:

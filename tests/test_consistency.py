@@ -25,6 +25,16 @@ def test_versions_agree() -> None:
     assert py_version.group(1) == meson_version.group(1) == __version__
 
 
+def test_the_changelog_has_a_dated_section_for_this_version() -> None:
+    """A release's version has its section, dated, below 'Unreleased', with its migration list."""
+    changelog = (ROOT / "CHANGELOG.md").read_text()
+    heads = re.findall(r"^## (.+)$", changelog, re.M)
+    assert heads[:2] == ["Unreleased", heads[1]] and re.fullmatch(rf"{re.escape(__version__)} \(\d{{4}}-\d\d-\d\d\)",
+                                                                  heads[1])
+    section = changelog.split(f"## {heads[1]}", 1)[1].split("\n## ", 1)[0]
+    assert "**Migrating from" in section and "### Breaking" in section
+
+
 def test_runtime_header_version_macros_are_the_package_version(tmp_path: Path) -> None:
     """#if CCOPT_VERSION_MAJOR ... in a consumer's C sees the release its headers came from."""
     import subprocess
@@ -107,16 +117,19 @@ def test_the_caps_the_pages_quote_are_fsio_limits() -> None:
 
 
 def test_readme_test_command_is_what_ci_runs() -> None:
-    """The contributors' set-up (README and CONTRIBUTING.md): a venv and `detect`, then the test command CI runs."""
+    """The contributors' set-up (README and CONTRIBUTING.md): a venv and `detect`, then the fast tests; the whole
+    suite, what CI runs, is named beside it."""
     from .snippets import snippet
 
     setup = snippet("contributing/setup")
     ci = (ROOT / ".ci" / "run").read_text()
-    command = 'python3 -m pytest -m "slow or not slow" -n 2'
-    assert command in setup and command in ci
+    whole, fast = 'python3 -m pytest -m "slow or not slow" -n 2', 'python3 -m pytest -m "not slow" -n 2'
+    assert whole in ci and whole not in setup
+    for page in ("README.md", "CONTRIBUTING.md"):  # the copyable command is the fast one; the whole one is named
+        assert f"`{whole}`" in (ROOT / page).read_text().replace("\n", " "), page
     first, second = setup.splitlines()
     assert "python3 -m venv" in first and first.endswith("&& ccopt-meson detect") and ".ci/run" not in setup
-    assert second.endswith(command) and "ruff check" in ci and "mypy --strict" in ci
+    assert second.endswith(fast) and "ruff check" in ci and "mypy --strict" in ci
 
 
 def test_ci_installs_the_meson_releases_the_tests_use() -> None:

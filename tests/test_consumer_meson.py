@@ -6,13 +6,15 @@ from __future__ import annotations
 import json
 import re
 import subprocess
+import sys
+import venv
 from pathlib import Path
 
 import pytest
 
 from ccopt_meson import host
 
-from .conftest import need
+from .conftest import ROOT, need, need_module
 from .snippets import snippet
 from .test_meson import Build, copy_repo, project, written
 
@@ -194,3 +196,85 @@ def test_readme_example_below_its_baseline_says_so_before_main(tmp_path: Path) -
     info = subprocess.run([qemu, "-cpu", "Nehalem", str(b.dir / "subprojects" / "ccopt-meson" / "ccopt-cpu-info"),
                            "--json"], capture_output=True, text=True, timeout=60)
     assert info.returncode == 0 and "AVX2" in json.loads(info.stdout)["baseline_missing"], info.stderr
+
+
+def test_a_library_keeps_its_own_name_for_a_dispatched_function(tmp_path: Path) -> None:
+    """CCOPT_DISPATCH_DEFINE_AS: the library's public xxh3_update picks among accumulate's versions; no
+    function takes the kernel's bare name, and the trace names the public function."""
+    b = Build(tmp_path, project(tmp_path, "public_name"))
+    b.meson_cmd("setup", str(b.dir))
+    b.ninja()
+    out = b.meson_cmd("test", "-C", str(b.dir), "-v")
+    assert re.search(r"^Fail:\s+0", out, re.M) and "xxh3_update: ok (BASELINE)" in out and "WRONG" not in out
+    nm = subprocess.run([need("nm"), "--defined-only", str(b.dir / "main")], capture_output=True, text=True,
+                        check=True).stdout
+    defined = {line.split()[-1] for line in nm.splitlines() if line.strip()}
+    assert {"xxh3_update", "accumulate_BASELINE"} <= defined and "accumulate" not in defined
+    traced = subprocess.run([str(b.dir / "main")], capture_output=True, text=True, env={**b.env, "CCOPT_TRACE": "1"})
+    assert traced.returncode == 0 and re.match(r"ccopt: xxh3_update: \w+", traced.stderr), traced.stderr
+
+
+WERROR_KERNEL = """/* k.dispatch.c: the AVX-512 intrinsics GCC bug 105593 names (_mm512_undefined_* merge operands) */
+#include <stddef.h>
+
+long long CCOPT_FN(k)(const int *p, const short *q, size_t n)
+{
+    long long sum = 0;
+    size_t i = 0;
+#ifdef CCOPT_HAVE_AVX512_SKX
+    __m512i acc = _mm512_setzero_si512();
+    for (; i + 16 <= n; i += 16) {
+        __m512i w = _mm512_cvtepi16_epi32(_mm256_loadu_si256((const __m256i *)(q + i)));
+        acc = _mm512_add_epi32(acc, _mm512_andnot_si512(_mm512_loadu_si512(p + i), w));
+    }
+    sum = _mm512_reduce_add_epi32(acc);
+#endif
+    for (; i < n; i++)
+        sum += ~p[i] & q[i];
+    return sum;
+}
+"""
+
+
+@pytest.mark.parametrize("buildtype", ["debug", "release"])
+def test_avx512_kernels_build_with_werror(tmp_path: Path, buildtype: str) -> None:
+    """werror=true and warning_level=3 with every AVX-512 target: the intrinsics headers the subproject includes
+    warn nothing here (docs/how-to/troubleshooting.md: GCC bug 105593, seen with gcc 12.1, fixed in 12.3)."""
+    x86_host()
+    src = written(tmp_path / "werror", {
+        "meson.build": "project('werror', 'c', meson_version: '>=1.0.1')\n"
+                       "ccopt = subproject('ccopt-meson')\nccopt_dep = dependency('ccopt')\n"
+                       "r = run_command(ccopt.get_variable('targets'), 'k.dispatch.c: baseline avx2 avx512f "
+                       "avx512_skx avx512_clx avx512_cnl avx512_icl avx512_spr x86_v4', check: true)\n"
+                       "foreach line : r.stdout().strip().split('\\n')\n  t = line.split('\\t')\n"
+                       "  static_library(t[0], t[2].split(), c_args: t[1].split(), dependencies: ccopt_dep)\n"
+                       "endforeach\n",
+        "k.dispatch.c": WERROR_KERNEL})
+    b = Build(tmp_path, src)
+    b.meson_cmd("setup", str(b.dir), "-Dwerror=true", "-Dwarning_level=3", f"-Dbuildtype={buildtype}")
+    out = b.ninja()
+    assert "warning:" not in out
+
+
+def test_the_audit_runs_from_a_wrap_only_project_s_root(tmp_path: Path) -> None:
+    """docs/how-to/isa-audit.md's shell command, from the project's root with the subproject's own copy: it
+    audits with the decoders of the Python that runs it, and a Python with nothing installed gets the pip line."""
+    src = project(tmp_path, "isa_audit")
+    b = Build(tmp_path, src)
+    b.meson_cmd("setup", "build")  # in the project's root, as the page's command expects
+    b.run(need("ninja"), "-C", "build")
+    page = (ROOT / "docs" / "how-to" / "isa-audit.md").read_text().replace("\n", " ")
+    command = "python3 subprojects/ccopt-meson/tools/ccopt-meson-audit.py builddir"
+    assert f"`{command}`" in page
+    argv = command.replace("builddir", "build").split()[1:]
+    env = {k: v for k, v in b.env.items() if k != "PYTHONPATH"}  # nothing of this checkout on the path
+    bare = tmp_path / "bare"
+    venv.create(bare, with_pip=False)  # no package at all: neither ccopt-meson nor the decoders
+    r = subprocess.run([str(bare / "bin" / "python3"), *argv], cwd=src, env=env, capture_output=True, text=True,
+                       timeout=300)
+    assert r.returncode == 77, (r.stdout, r.stderr)  # a Meson test's SKIP; the line goes to the test's log
+    assert re.fullmatch(r"ccopt-meson: skipped: .*python3 -m pip install '[\w-]+==[\w.]+'.*\n", r.stdout), r.stdout
+    need_module("elftools", "the audit extra")
+    need_module("iced_x86", "the audit extra")
+    r = subprocess.run([sys.executable, *argv], cwd=src, env=env, capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0 and r.stdout.endswith(" with findings\n") and "0 with findings" in r.stdout, r.stderr

@@ -31,9 +31,14 @@ FRESH = "tests/test_consumer_meson.py::test_readme_snippets_build_verbatim_in_a_
 HERE = "tests/test_docs.py::"
 TRAPS = "tests/test_traps.py::test_the_library_maintainers_snippets_are_the_fixture_s_code"
 WHEEL = "tests/test_meson_python.py::test_the_wheel_and_the_sdist_of_the_how_to"
+WINDOWS = HERE + "test_the_windows_snippets_are_the_repository_s_cross_file_and_example"
+MIXED = "tests/test_shared_lib.py::test_c_and_cxx_kernels_in_one_shared_library_export_only_its_api"
+RELEASE = "tests/test_release.py::test_the_release_command_makes_the_archive_checksum_wrap_and_dists"
 # id -> (digest of its text, the test that builds or runs it)
 SNIPPETS: dict[str, tuple[str, str]] = {
     "consumer/wrap": ("09be913549f3", FRESH),
+    "consumer/wrap-file": ("f89ddb1ecb89", "tests/test_release.py::test_the_readme_s_wrap_file_is_the_released_one"),
+    "release/command": ("d983bedc83b6", RELEASE),
     "consumer/meson.build": ("b6945c0d724c", FRESH),
     "consumer/dot.dispatch.c": ("42406de69bb1", FRESH),
     "consumer/main.c": ("40072a55b075", FRESH),
@@ -41,9 +46,13 @@ SNIPPETS: dict[str, tuple[str, str]] = {
     "consumer/test-loop": ("9a8e0b378f38", HERE + "test_excerpts_are_part_of_the_snippet_they_quote"),
     "kernel/targets-in-source": ("a5841d242667", FRESH),
     "kernel/targets-files": ("916c36dd566f", FRESH),
+    "library/mixed-meson": ("3448c021df84", MIXED),
+    "library/mixed-api": ("88b68e8e5f17", MIXED),
+    "windows/cross-file": ("2ecb586778bc", WINDOWS),
+    "windows/test-loop": ("d0fb8ea76654", WINDOWS),
     "library/rename": ("5edeec8cdb17", TRAPS),
     "library/extern-c": ("044a637d8abe", TRAPS),
-    "contributing/setup": ("fd1a132b2b66", "tests/test_consistency.py::test_readme_test_command_is_what_ci_runs"),
+    "contributing/setup": ("4d135e0c4513", "tests/test_consistency.py::test_readme_test_command_is_what_ci_runs"),
     "contributing/site": ("aaac260eb77f", HERE + "test_site_builds_strictly"),
     "cross/aarch64.ini": ("5222ed656f6e", HERE + "test_cross_snippets_are_what_the_cross_tests_run"),
     "cross/build": ("00b80054ade4", HERE + "test_cross_snippets_are_what_the_cross_tests_run"),
@@ -159,17 +168,17 @@ def test_features_file_reference_lists_every_key_of_the_schema() -> None:
 
 def test_options_reference_lists_every_option() -> None:
     options = re.findall(r"option\('([\w-]+)'", (ROOT / "meson_options.txt").read_text())
-    table = re.findall(r"^\| `([\w-]+)` \| .* \| (0\.1\.0|unreleased) \|$",
+    table = re.findall(r"^\| `([\w-]+)` \| .* \| (0\.1\.0|0\.2\.0) \|$",
                        (ROOT / "docs" / "reference" / "options.md").read_text(), re.M)
     assert sorted(set(options) - {name for name, _ in table}) == []
 
 
-def test_what_the_options_reference_calls_unreleased_is_in_the_changelog_s_unreleased() -> None:
+def test_what_the_options_reference_dates_0_2_0_is_in_the_changelog_s_0_2_0() -> None:
     page = (ROOT / "docs" / "reference" / "options.md").read_text()
-    rows = re.findall(r"^\| ((?:`[\w-]+`(?: / )?)+) \| .* \| unreleased \|$", page, re.M)
+    rows = re.findall(r"^\| ((?:`[\w-]+`(?: / )?)+) \| .* \| 0\.2\.0 \|$", page, re.M)
     changelog = (ROOT / "CHANGELOG.md").read_text()
-    unreleased = changelog.split("## Unreleased", 1)[1].split("\n## ", 1)[0]
-    assert rows and [r for r in rows if not any(n in unreleased for n in re.findall(r"`[\w-]+`", r))] == []
+    release = changelog.split(f"## {__version__} (", 1)[1].split("\n## ", 1)[0]
+    assert rows and [r for r in rows if not any(n in release for n in re.findall(r"`[\w-]+`", r))] == []
     assert f"version {__version__}" in page.replace("\n", " ")
 
 
@@ -373,3 +382,31 @@ def test_the_sdist_size_the_meson_python_page_states(tmp_path: Path) -> None:
     size = archive.stat().st_size / 1e6
     assert abs(len(names) / int(stated.group(1)) - 1) < 0.15, f"the tree has {len(names)} files"
     assert abs(size / float(stated.group(2)) - 1) < 0.25, f"the tree is {size:.2f} MB compressed"
+
+
+def test_the_windows_snippets_are_the_repository_s_cross_file_and_example() -> None:
+    """docs/how-to/windows.md: the cross file the Windows tests use (without its comments), and examples/dot's
+    canary and test loop, which tests/test_windows.py runs under wine."""
+    ini = (ROOT / "tests" / "cross" / "x86_64-w64-mingw32.ini").read_text()
+    kept = [line for line in ini.splitlines() if not line.startswith("#")]
+    assert snippet("windows/cross-file").strip() == "\n".join(kept)
+    example = (ROOT / "examples" / "dot" / "meson.build").read_text()
+    lines = [line for line in example.splitlines() if not line.startswith("#")]  # the top-level comments
+    assert snippet("windows/test-loop") in "\n".join(lines)
+
+
+def test_the_detect_baseline_the_pages_state_is_what_gcc_detects() -> None:
+    """gcc on x86_64 with the default cpu-baseline, detect, gets SSE SSE2: the pages that state it (and the audit
+    example's 'may use the baseline (...)') say what the helper answers, never the old default's SSE3."""
+    from ccopt_meson import Request, detect
+
+    if host.machine_name() != "x86_64":
+        pytest.skip("the pages state gcc's x86_64 baseline")
+    names = " ".join(detect(Request(command=(need("gcc"),), baseline="detect", dispatch="none")).baseline)
+    assert names == "SSE SSE2"
+    docs = ROOT / "docs"
+    for page in ("how-to/meson-python.md", "how-to/library-maintainers.md", "reference/options.md"):
+        assert f"`{names}`" in (docs / page).read_text(), page
+    audit = (docs / "how-to" / "isa-audit.md").read_text()
+    assert f"may use the baseline ({names})" in audit and "may use the baseline (SSE3)" not in audit
+    assert "lacks SSE3" not in (docs / "how-to" / "meson-python.md").read_text()

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from bench.projects import copy_repo
+from ccopt_meson.version import __version__
 
 from .conftest import ROOT, need
 
@@ -155,16 +156,16 @@ def test_consumer_through_a_wrap_file(tmp_path: Path) -> None:
     src = project(tmp_path, "dot")
     sub = src / "subprojects"
     shutil.rmtree(sub / "ccopt-meson")
-    stage = tmp_path / "stage" / "ccopt-meson-0.1.0"
+    stage = tmp_path / "stage" / f"ccopt-meson-{__version__}"
     copy_repo(stage, bytecode=False)  # what a release tarball holds
     (sub / "packagecache").mkdir()
-    tarball = sub / "packagecache" / "ccopt-meson-0.1.0.tar.gz"
+    tarball = sub / "packagecache" / f"{stage.name}.tar.gz"
     with tarfile.open(tarball, "w:gz") as tar:
         tar.add(stage, arcname=stage.name)
     digest = hashlib.sha256(tarball.read_bytes()).hexdigest()
     (sub / "ccopt-meson.wrap").write_text(
-        "[wrap-file]\ndirectory = ccopt-meson-0.1.0\nsource_url = https://example.invalid/ccopt-meson-0.1.0.tar.gz\n"
-        f"source_filename = ccopt-meson-0.1.0.tar.gz\nsource_hash = {digest}\n\n"
+        f"[wrap-file]\ndirectory = {stage.name}\nsource_url = https://example.invalid/{tarball.name}\n"
+        f"source_filename = {tarball.name}\nsource_hash = {digest}\n\n"
         "[provide]\ndependency_names = ccopt\nprogram_names = ccopt-meson\n")
     b = Build(tmp_path, src)
     b.meson_cmd("setup", str(b.dir))

@@ -189,9 +189,8 @@ def test_compiler_that_cannot_compile_anything() -> None:
 
 def test_hanging_compiler_times_out_and_is_killed(tmp_path: Path) -> None:
     pidfile = tmp_path / "pids"
-    start = time.monotonic()
+    # The fake compiler never ends: cli()'s own timeout fails the test if the helper waited for it.
     r = cli("detect", "--cc-arg", fakecc("hang"), env={"CCOPT_PROBE_TIMEOUT": "2", "FAKECC_PIDFILE": str(pidfile)})
-    assert time.monotonic() - start < 20
     one_error(r, f"compiler '{fakecc('hang')}' did not finish within 2 s; check that it works, or raise "
                  "CCOPT_PROBE_TIMEOUT")
     pids = [int(p) for p in pidfile.read_text().split()]
@@ -411,13 +410,11 @@ def test_a_header_failure_no_suspect_fails_alone_falls_back_to_one_by_one() -> N
 
 def test_compiler_output_is_capped(tmp_path: Path) -> None:
     """200 MB of output: the first LIMITS.compiler_output bytes are kept, the rest is read and dropped."""
-    start = time.monotonic()
     res = run_process(["sh", "-c", "head -c 200000000 /dev/zero | tr '\\0' w; exit 3"], 60)
     assert res.returncode == 3
     cap = fsio.LIMITS.compiler_output
     assert cap <= len(res.output) < cap + 200
     assert res.output.endswith(f"[{200_000_000 - cap} more bytes of compiler output were dropped]\n")
-    assert time.monotonic() - start < 30
 
 
 def test_a_noisy_compiler_costs_no_memory(tmp_path: Path) -> None:

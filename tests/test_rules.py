@@ -7,7 +7,6 @@ import json
 import os
 import re
 import subprocess
-import time
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +24,7 @@ from ccopt_meson.resolve import tokenize
 from .conftest import ROOT, need
 
 FIXTURE = ROOT / "tests" / "projects" / "feature_set" / "features.json"
+UNTIMED = [HealthCheck.function_scoped_fixture, HealthCheck.too_slow]  # tmp_path is reused; load is no failure
 FMA_BIT = [1, 0, "ecx", 12]
 RUNTIME = ROOT / "ccopt_meson" / "runtime"
 
@@ -183,7 +183,7 @@ def feature_sets(draw: Any) -> dict[str, Any]:
     return doc
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=150, deadline=None, suppress_health_check=UNTIMED)
 @given(doc=feature_sets())
 def test_generated_feature_sets_load_or_are_refused_in_one_line(tmp_path: Path, doc: dict[str, Any]) -> None:
     """Every generated file loads into a model that keeps every rule, or is refused by one line, never a
@@ -211,22 +211,25 @@ def tokenize_keywords() -> frozenset[str]:
     return RESERVED
 
 
+LONG = 200_000  # linear: a millisecond; quadratic: 4e10 steps, hours; exponential: never
+
+
 @settings(max_examples=300, deadline=None)
 @given(pattern=PATTERNS, subject=st.text(alphabet="ab-m", max_size=8))
 def test_accepted_patterns_run_in_linear_time(pattern: str, subject: str) -> None:
-    """An accepted pattern matches a flag 5,000 characters long at once; a refused one says why in one line."""
+    """An accepted pattern matches flags 200,000 characters long, where a quadratic or exponential one would not
+    finish; a refused one says why in one line.  Nothing is timed: a backtracking pattern simply never returns
+    (hypothesis then never finishes the test), whatever the machine's load."""
     why = rules.unsafe_pattern(pattern)
     if why:
         assert "\n" not in why
         return
     compiled = re.compile(pattern)
-    start = time.perf_counter()
-    for long in (subject * 5000)[:5000], "a" * 5000 + "!", "-" + "m" * 5000:
+    for long in (subject * LONG)[:LONG], "a" * LONG + "!", "-" + "m" * LONG:
         compiled.match(long)
-    assert time.perf_counter() - start < 2.0  # exponential or quadratic patterns take minutes here
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=60, deadline=None, suppress_health_check=UNTIMED)
 @given(doc=feature_sets(), option=st.sampled_from(["features", "detect"]))
 def test_generated_feature_sets_through_the_cli_exit_0_or_one_line(tmp_path: Path, doc: dict[str, Any],
                                                                      option: str,
@@ -242,7 +245,7 @@ TARGET_WORDS = st.sampled_from(["baseline", "P", "Q", "R", "(P Q)", "(Q R)", "$m
                                 "none", "p__q", "#g"])
 
 
-@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=80, deadline=None, suppress_health_check=UNTIMED)
 @given(levels=st.permutations(["SSE2", "AVX", "AVX2", "AVX512F"]), flags=FLAGS,
        baseline=st.sampled_from(["min", "none", "p", "q", "max", "p,-p"]),
        words=st.lists(TARGET_WORDS, min_size=1, max_size=5))

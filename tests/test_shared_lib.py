@@ -15,6 +15,7 @@ from ccopt_meson import Request, detect
 from ccopt_meson import host as ccopt_host
 
 from .conftest import ROOT, need
+from .snippets import snippet
 from .test_meson import Build, project
 
 GUIDE = ROOT / "docs" / "how-to" / "library-maintainers.md"
@@ -80,3 +81,47 @@ def test_detect_is_the_compilers_own_floor_and_the_library_baseline(cc: str, tmp
     assert sorted(doc.baseline) == sorted(floor) and doc.baseline
     section = GUIDE.read_text().split("## The baseline to pick", 1)[1].split("\n## ", 1)[0]
     assert "cpu-baseline=detect" in section and "what the compiler targets" in section
+
+
+MIXED = ROOT / "tests" / "projects" / "mixed_shared"
+
+
+def _mixed(tmp_path: Path, *options: str) -> Build:
+    b = Build(tmp_path, project(tmp_path, "mixed_shared"))
+    b.meson_cmd("setup", str(b.dir), *options)
+    b.ninja()
+    return b
+
+
+@pytest.mark.slow
+def test_c_and_cxx_kernels_in_one_shared_library_export_only_its_api(tmp_path: Path) -> None:
+    """The library maintainers' pattern: C and C++ kernels, dispatchers under the library's names, nothing but
+    the API in the export table (libstdc++'s std::accumulate<> instantiation included, which -fvisibility=hidden
+    alone exports)."""
+    guide = GUIDE.read_text()
+    for name, path in (("library/mixed-meson", "meson.build"), ("library/mixed-api", "mixed.c")):
+        assert snippet(name) in (MIXED / path).read_text(), name
+        assert f"<!-- snippet: {name} -->" in guide
+    b = _mixed(tmp_path)
+    assert sorted(_exported(b.dir / "libmixed.so")) == ["mixed_scale_sum", "mixed_sum", "mixed_unsupported"]
+    out = b.meson_cmd("test", "-C", str(b.dir), "-v")
+    assert "sum 4950, scaled 9900" in out
+
+
+@pytest.mark.slow
+def test_the_c_and_cxx_shared_library_says_why_below_its_baseline(tmp_path: Path) -> None:
+    """Built for X86_V3 and loaded by a host built without ccopt on a Nehalem (qemu): one line and exit 1 from
+    the host's check, never SIGILL; on a Haswell it runs."""
+    if ccopt_host.machine_name() != "x86_64":
+        pytest.skip("the baseline and CPU models below are x86_64 ones")
+    qemu = need("qemu-x86_64-static")
+    b = _mixed(tmp_path, "-Dccopt-meson:cpu-baseline=x86_v3")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CCOPT_")}
+    low = subprocess.run([qemu, "-cpu", "Nehalem", str(b.dir / "host")], capture_output=True, text=True, env=env,
+                         timeout=120)
+    lines = [line for line in low.stderr.splitlines() if not line.startswith("qemu")]
+    assert (low.returncode, low.stdout) == (1, ""), low.stderr
+    assert len(lines) == 1 and lines[0].startswith("ccopt: this CPU lacks ") and " AVX2 X86_V3, which" in lines[0]
+    high = subprocess.run([qemu, "-cpu", "Haswell", str(b.dir / "host")], capture_output=True, text=True, env=env,
+                          timeout=120)
+    assert high.returncode == 0 and high.stdout == "sum 4950, scaled 9900\n", high.stderr

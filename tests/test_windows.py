@@ -315,3 +315,19 @@ def test_a21_run_as_refuses_what_cmd_exe_would_run(dot: Build, wine: dict[str, s
     r = wine_run(wine, info, "--run-as", "BASELINE", script, "&ver")
     assert r.returncode == 2, r.stdout + r.stderr
     assert "runs programs only (NAME.exe)" in r.stderr and "batch ran" not in r.stdout and "Wine" not in r.stdout
+
+
+@ON_X86_64
+@pytest.mark.slow
+def test_a_dll_with_c_and_cxx_kernels_exports_only_its_api(tmp_path: Path, wine: dict[str, str]) -> None:
+    """The library maintainers' C and C++ pattern as a mingw-w64 DLL: its export table is the three functions
+    its header marks __declspec(dllexport), and its host runs under wine through meson test."""
+    need(f"{MINGW64}-g++")
+    b, _ = cross_build(tmp_path, "mixed_shared", wine)
+    b.ninja()
+    dump = subprocess.run([need(f"{MINGW64}-objdump"), "-p", str(b.dir / "libmixed.dll")], capture_output=True,
+                          text=True, check=True).stdout
+    table = dump.split("[Ordinal/Name Pointer] Table", 1)[1].split("\n\n", 1)[0]
+    assert re.findall(r"\]\s+(\S+)", table) == ["mixed_scale_sum", "mixed_sum", "mixed_unsupported"]
+    out = b.meson_cmd("test", "-C", str(b.dir), "-v")
+    assert "sum 4950, scaled 9900" in out and re.search(r"^Fail:\s+0", out, re.M), out[-3000:]

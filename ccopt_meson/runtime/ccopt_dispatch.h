@@ -17,7 +17,8 @@
  * number of dispatch headers can be included, in any order.  A source name
  * whose header was not included is a compile error naming CCOPT_SRC_<source>.
  *
- * DEFINE makes `float dot(...)`, which picks the highest version the running
+ * DEFINE makes `float dot(...)` (DEFINE_AS(src, RET, my_dot, dot, ...) makes `my_dot`, a name of the
+ * library's own, picking among dot's versions), which picks the highest version the running
  * CPU supports on its first call and afterwards costs one indirect call; with
  * CCOPT_TRACE=1 in the environment that first call prints the pick on stderr
  * ("ccopt: dot: FMA3__AVX2 (FMA3 AVX2 present)").
@@ -115,20 +116,27 @@
  * trace's call took one more callee-saved register, which gcc 12 -O3 saves and restores on every call,
  * the first call's branch sharing the function's prologue (bench/call_cost: 1.12x the same dispatcher
  * without the trace call; stored first, the later calls' instructions are those of that dispatcher). */
-#define CCOPT__DEFINE(SRC, RET, NAME, PARAMS, ARGS, RETURN) \
-    RET NAME PARAMS { \
+#define CCOPT__DEFINE_AS(SRC, RET, PUBLIC, KERNEL, PARAMS, ARGS, RETURN) \
+    RET PUBLIC PARAMS { \
         static RET (*ccopt__best) PARAMS = 0; \
         RET (*ccopt__fn) PARAMS = CCOPT__LOAD(ccopt__best); \
         if (!ccopt__fn) { \
-            ccopt__fn = CCOPT_DISPATCH_PICK(SRC, NAME); \
-            if (!ccopt__fn) ccopt_cpu_no_version(#NAME); \
+            ccopt__fn = CCOPT_DISPATCH_PICK(SRC, KERNEL); \
+            if (!ccopt__fn) ccopt_cpu_no_version(#PUBLIC); \
             CCOPT__STORE(ccopt__best, ccopt__fn); \
-            ccopt_cpu_trace(#NAME, CCOPT_DISPATCH_TARGET_NAME(SRC, NAME)); \
+            ccopt_cpu_trace(#PUBLIC, CCOPT_DISPATCH_TARGET_NAME(SRC, KERNEL)); \
             ccopt__fn = CCOPT__LOAD(ccopt__best); \
         } \
         RETURN ccopt__fn ARGS; \
     }
-#define CCOPT_DISPATCH_DEFINE(SRC, RET, NAME, PARAMS, ARGS) CCOPT__DEFINE(SRC, RET, NAME, PARAMS, ARGS, return)
-#define CCOPT_DISPATCH_DEFINE_VOID(SRC, NAME, PARAMS, ARGS) CCOPT__DEFINE(SRC, void, NAME, PARAMS, ARGS, )
+#define CCOPT_DISPATCH_DEFINE(SRC, RET, NAME, PARAMS, ARGS) CCOPT__DEFINE_AS(SRC, RET, NAME, NAME, PARAMS, ARGS, return)
+#define CCOPT_DISPATCH_DEFINE_VOID(SRC, NAME, PARAMS, ARGS) CCOPT__DEFINE_AS(SRC, void, NAME, NAME, PARAMS, ARGS, )
+/* The same dispatcher under a name of the library's own: PUBLIC (the library's API, declared in its header)
+ * picks among KERNEL's versions (KERNEL_AVX2, KERNEL_BASELINE, ...), so a library keeps its public names
+ * whatever its kernels are called.  The trace and the no-version message name PUBLIC. */
+#define CCOPT_DISPATCH_DEFINE_AS(SRC, RET, PUBLIC, KERNEL, PARAMS, ARGS) \
+    CCOPT__DEFINE_AS(SRC, RET, PUBLIC, KERNEL, PARAMS, ARGS, return)
+#define CCOPT_DISPATCH_DEFINE_VOID_AS(SRC, PUBLIC, KERNEL, PARAMS, ARGS) \
+    CCOPT__DEFINE_AS(SRC, void, PUBLIC, KERNEL, PARAMS, ARGS, )
 
 #endif /* CCOPT_DISPATCH_H_ */

@@ -21,6 +21,7 @@ from ccopt_meson import manifest
 from ccopt_meson.audit import elf
 
 from .conftest import ROOT, need, need_module
+from .snippets import snippet
 from .test_meson import Build, project
 
 IS_X86_64 = platform.machine().lower() in ("x86_64", "amd64")
@@ -116,6 +117,9 @@ def test_a_clean_build_passes_in_the_build_the_tree_and_the_wheel(tmp_path: Path
     clean_everywhere(b, tree, wheel)
     r = audit(str(tree))
     assert "guarded versions (functions): AVX2 1" in r.stdout  # the hidden version is seen, and counted
+    words = snippet("audit/shipped").split()  # the how-to's command, on this tree
+    assert words[:2] == ["ccopt-meson", "audit"] and words[-1] == "/tmp/destdir"
+    assert audit(*words[2:-1], str(tree)).returncode == 0
 
 
 @pytest.mark.slow

@@ -68,6 +68,8 @@ SNIPPETS: dict[str, tuple[str, str]] = {
     "project-features/feature-set": ("171b02281eaf", "tests/test_feature_set.py::test_the_docs_snippet_loads"),
     "audit/install": ("25e8d6f74b62", AUDIT_SNIPPETS),
     "audit/meson-test": ("ed84fddd40c8", AUDIT_SNIPPETS),
+    "audit/shipped": ("b00f3fe8064a",
+                      "tests/test_audit_artifacts.py::test_a_clean_build_passes_in_the_build_the_tree_and_the_wheel"),
     "features-file/version": ("cfbac5fb66f7", "tests/test_versions.py::test_the_docs_snippet_says_what_the_page_says"),
     "python-api": ("aedd7db8c841", HERE + "test_python_api_snippet_runs_top_to_bottom"),
     "runtime/program": ("6d542964cc62", HERE + "test_runtime_snippet_compiles_and_runs"),

@@ -110,7 +110,13 @@ def main(argv: list[str] | None = None) -> int:
             work = ns.out / f"{arch}-{i}"
             shutil.rmtree(work, ignore_errors=True)
             work.mkdir(parents=True)
-            wheel = build(work, arch, case)
+            try:
+                wheel = build(work, arch, case)
+            except subprocess.CalledProcessError as exc:
+                out = exc.stdout.decode(errors="replace") if isinstance(exc.stdout, bytes) else str(exc.stdout)
+                rows.append({"arch": arch, "case": case["fault"], "expected": case.get("function", ""),
+                             "ccopt": "build failed", "auditwheel": "", "union": "", "log": out[-2000:]})
+                continue
             verdict, union = ccopt(wheel, case)
             rows.append({"arch": arch, "case": case["fault"], "expected": case.get("function", ""),
                          "ccopt": verdict, "auditwheel": auditwheel(wheel), "union": union})

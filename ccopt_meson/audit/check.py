@@ -4,13 +4,15 @@ file (executable, shared library, or one taken out of a wheel or package) functi
 In a linked file, what a function may use follows from its name and from who reaches it:
 - a dispatch version (``<kernel>_<version>``, a version the file's manifest declares, GCC's clone suffixes
   such as ``.constprop.0`` or ``.lto_priv.0`` aside) may use its version's allowance, local or hidden alike;
-- a function other files can reach (exported), the entry point, one whose address data holds (a pointer
-  table, an IFUNC), or one nothing in the file references, the baseline;
+- a function other files can reach (exported; in a Python extension module only ``PyInit_*``), the entry
+  point, or one whose address is held where no sized data object is (the GOT, ``.init_array``), the baseline;
 - any other function (a static helper, a hidden function, an inline copy the linker kept), what every function
   that branches to it or takes its address may (the least of them, to a fixed point).
 So a static helper a version alone calls may use that version's instructions, and an inline function a
-baseline caller also reaches may not.  A file without a manifest is checked against a baseline the caller
-names, dispatch-blind: every function at that level.
+baseline caller also reaches may not.  A function nothing reaches (no call, no address taken in code or data,
+not exported) cannot run: it is counted in the report, not held to a level.  Data objects are nodes too: a
+pointer table reached only from a version passes that version on to the functions it holds.  A file without a
+manifest is checked against a baseline the caller names, dispatch-blind: every function at that level.
 """
 
 from __future__ import annotations
@@ -57,14 +59,14 @@ class FileReport(NamedTuple):
     note: str = ""  # how it was read, when not plainly (dispatch-blind, LTO)
 
 
-def _decoder(table: Table, machine: str, bitness: int) -> Decoder:
+def _decoder(table: Table, b: Binary) -> Decoder:
     compatible = frozenset(allow.family_audit(table).get("compatible", ()))
-    return _decoder_of(table.machine.family, machine, bitness, compatible)
+    return _decoder_of(table.machine.family, b.machine, b.bitness, compatible, b.absolute)
 
 
 @functools.cache
-def _decoder_of(family: str, machine: str, bitness: int, compatible: frozenset[str]) -> Decoder:
-    return decoder(machine, bitness, compatible)
+def _decoder_of(family: str, machine: str, bitness: int, compatible: frozenset[str], absolute: bool) -> Decoder:
+    return decoder(machine, bitness, compatible, absolute)
 
 
 def _finding(dec: Decoder, table: Table, code: Code, scan: Scan, may: Allowance) -> Finding | None:
@@ -85,7 +87,7 @@ def _highest_used(table: Table, used: set[str]) -> str:
 
 def check_object(b: Binary, table: Table, may: Allowance, note: str = "") -> FileReport:
     """Every range of an object file against the one allowance of its compile line."""
-    dec = _decoder(table, b.machine, b.bitness)
+    dec = _decoder(table, b)
     findings: list[Finding] = []
     used: set[str] = set()
     for code in b.code:
@@ -143,7 +145,7 @@ def check_linked(b: Binary, table: Table, baseline: Sequence[str], versions: dic
     run on, whatever its manifest declares (code may use what both allow).  ``known``: in a build directory,
     the global functions only version objects define, with what those objects may use (a source without a
     header, compiled for one target, whose functions the project calls after a check of its own)."""
-    dec = _decoder(table, b.machine, b.bitness)
+    dec = _decoder(table, b)
 
     def may(checks: Sequence[str], target: str) -> Allowance:
         declared = allow.for_checks(table, baseline, checks, target)
@@ -154,18 +156,9 @@ def check_linked(b: Binary, table: Table, baseline: Sequence[str], versions: dic
     suffixes = sorted(((f"_{v}", v) for v in allowed), key=lambda s: -len(s[0]))
     codes = b.code
     scans = [dec.scan(c.code, c.start) for c in codes]
-    starts = [c.start for c in codes]
-    callers: list[set[int]] = [set() for _ in codes]
-    for i, scan in enumerate(scans):
-        for ref in scan.refs:
-            j = bisect.bisect_right(starts, ref) - 1
-            if j >= 0 and j != i and ref < codes[j].start + len(codes[j].code):
-                callers[j].add(i)
-    for i, c in enumerate(codes):
-        if c.follows and i > 0:
-            callers[i].add(i - 1)  # code after a function's end: reached from it, or not at all
+    module = _EXTENSION_MODULE.search(b.shown) is not None
+    callers, roots = _graph(b, dec, scans, module)
     fixed: dict[int, Allowance] = {}
-    roots = set()
     guarded = [(re.compile(g["pattern"]), allow.Allowance("GUARDED", base.names, base.decoded | set(g["may"])))
                for g in allow.family_audit(table).get("guarded", ())]
     for i, c in enumerate(codes):
@@ -178,12 +171,16 @@ def check_linked(b: Binary, table: Table, baseline: Sequence[str], versions: dic
             fixed[i] = built
         elif own is not None:  # the toolchain's own dispatch: it tests the CPU itself
             fixed[i] = own
-        elif c.exported or c.start in b.data_refs or c.start == b.entry or not callers[i] or c.names[0].startswith("<"):
-            roots.add(i)
-    settled = _settle(len(codes), callers, fixed, roots, base)
-    findings = [f for f in (_finding(dec, table, c, scans[i], settled[i]) for i, c in enumerate(codes))
-                if f is not None]
-    unguarded = set().union(*(scans[i].used for i in range(len(codes)) if settled[i].decoded <= base.decoded))
+    settled = _settle(len(callers), callers, fixed, roots, base)[:len(codes)]
+    findings = [f for f in (_finding(dec, table, c, scans[i], may) for i, (c, may) in enumerate(zip(codes, settled))
+                            if may is not None) if f is not None]
+    unguarded = set().union(*(scans[i].used for i, may in enumerate(settled)
+                              if may is not None and may.decoded <= base.decoded))
+    unreached = [c.names[0] for c, may in zip(codes, settled) if may is None and not c.follows]
+    if unreached:
+        note = "; ".join(filter(None, [note, f"{len(unreached)} function(s) nothing in the file or outside it can "
+                                             f"reach, not held to any level ({', '.join(unreached[:3])}"
+                                             f"{', ...' if len(unreached) > 3 else ''})"]))
     count: dict[str, int] = {}
     for i, c in enumerate(codes):
         if not c.follows and i in fixed and fixed[i].target in allowed:
@@ -194,10 +191,83 @@ def check_linked(b: Binary, table: Table, baseline: Sequence[str], versions: dic
                       _highest_used(table, unguarded), tuple(sorted(count.items())), note)
 
 
+# A Python extension module is loaded by path and entered through PyInit_<name>; the functions it exports
+# besides are no API (numpy's SVML kernels are exported, and called only from its AVX-512 versions); what it
+# hands out as pointers (a C-API capsule's table) is reached through data.
+_EXTENSION_MODULE = re.compile(r"\.(cpython-[^/]*|abi3|pypy[^/]*)\.so$")
+_MODULE_ENTRY = "PyInit_"
+
+
+def _graph(b: Binary, dec: Decoder, scans: Sequence[Scan], module: bool) -> tuple[list[set[int]], set[int]]:
+    """Who reaches whom: nodes are the code ranges, then the sized data objects; an edge from each function to
+    what its instructions reference (through a PLT stub or a GOT slot, to the function it binds), from a data
+    object to the addresses it holds.  Roots: what other files can reach (exported; in an extension module only
+    ``PyInit_*``), the entry points (DT_INIT, DT_FINI too), what data outside any sized object holds (the GOT, .init_array, IFUNC
+    slots), code before any symbol; in an object file, also a function nothing references (not linked yet)."""
+    codes, objects = b.code, b.objects
+    n = len(codes)
+    starts = [c.start for c in codes]
+    ostarts = [o[0] for o in objects]
+
+    def node(addr: int) -> int:
+        j = bisect.bisect_right(starts, addr) - 1
+        if j >= 0 and addr < codes[j].start + len(codes[j].code):
+            return j
+        k = bisect.bisect_right(ostarts, addr) - 1
+        if k >= 0 and addr < objects[k][0] + objects[k][1]:
+            return n + k
+        return -1
+
+    callers: list[set[int]] = [set() for _ in range(n + len(objects))]
+    roots: set[int] = set()
+    through = _through_plt(b, dec)
+    in_plt = [any(a <= c.start < a + size for a, size in b.plt) for c in codes]
+    for i, scan in enumerate(scans):
+        if in_plt[i]:
+            continue  # a stub passes its callers on to its function (through_plt): it calls nothing itself
+        for ref in scan.refs:
+            j = node(through.get(ref, b.slots.get(ref, ref)))  # a PLT stub or a GOT slot: the function it binds
+            if j >= 0 and j != i:
+                callers[j].add(i)
+    for holder, addr in b.pointers:
+        j = node(addr)
+        if j < 0:
+            continue
+        k = node(holder)
+        if k >= n:
+            callers[j].add(k)
+        else:
+            roots.add(j)  # held where no sized object is: anyone may load it
+    for i, c in enumerate(codes):
+        if c.follows and i > 0:
+            callers[i].add(i - 1)  # code after a function's end: reached from it, or not at all
+        if ((c.exported and (not module or any(nm.startswith(_MODULE_ENTRY) for nm in c.names)))
+                or c.start in b.entries or c.names[0].startswith("<") or (b.relocatable and not callers[i])):
+            roots.add(i)
+    roots.update(n + k for k, o in enumerate(objects) if o[2] and not module)
+    return callers, roots
+
+
+def _through_plt(b: Binary, dec: Decoder) -> dict[int, int]:
+    """Each PLT stub bound to a function of this file -> that function's address: x86's stubs start with the
+    jump through their GOT slot, or with ENDBR64 just before it (``-fcf-protection``: then 4 bytes in).  An
+    aarch64 stub forms its slot's address with ADRP, which is not followed: calls through it stay unresolved."""
+    out: dict[int, int] = {}
+    for c in b.code:
+        section = next(((a, n) for a, n in b.plt if a <= c.start < a + n), None)
+        if section is None:
+            continue
+        for at, found in dec.refs(c.code, c.start):
+            target = next((b.slots[r] for r in found if r in b.slots), None)
+            if target is not None:
+                out[at - 4 if (at - section[0]) % 16 == 4 else at] = target
+    return out
+
+
 def _settle(n: int, callers: list[set[int]], fixed: dict[int, Allowance], roots: set[int],
-            base: Allowance) -> list[Allowance]:
+            base: Allowance) -> list[Allowance | None]:
     """Each function's allowance: fixed, or the least of its callers' (and the baseline's for a root), to the
-    greatest fixed point; code no root or version reaches is held to the baseline."""
+    greatest fixed point; None for code that no root, version or data reaches (nothing can run it)."""
     may: list[Allowance | None] = [fixed.get(i) for i in range(n)]
     for i in roots:
         if i not in fixed:
@@ -208,12 +278,12 @@ def _settle(n: int, callers: list[set[int]], fixed: dict[int, Allowance], roots:
         for i in range(n):
             if i in fixed:
                 continue
-            vals = [may[r] for r in callers[i] if may[r] is not None]
+            vals = [m for m in (may[r] for r in callers[i]) if m is not None]
             if i in roots:
                 vals.append(base)
             if not vals:
                 continue
-            new = functools.reduce(allow.both, vals)  # type: ignore[arg-type]
+            new = functools.reduce(allow.both, vals)
             if new != may[i]:
                 may[i], changed = new, True
-    return [m if m is not None else base for m in may]
+    return may

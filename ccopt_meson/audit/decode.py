@@ -71,7 +71,7 @@ def _decoder_for(machine: str) -> tuple[str, int]:
                            "only x86, x86_64 and aarch64 objects are audited")
 
 
-def _iced(bitness: int, compatible: frozenset[str]) -> Decode:
+def _iced(bitness: int, compatible: frozenset[str], absolute: bool) -> Decode:
     iced = _module(audit_data()["decoders"]["iced-x86"])
     names = {v: k for k, v in vars(iced.CpuidFeature).items() if k.isupper()}
     plain = {getattr(iced.Mnemonic, m) for m in compatible if hasattr(iced.Mnemonic, m)}
@@ -82,16 +82,16 @@ def _iced(bitness: int, compatible: frozenset[str]) -> Decode:
     flows = {iced.FlowControl.CALL, iced.FlowControl.UNCONDITIONAL_BRANCH, iced.FlowControl.CONDITIONAL_BRANCH}
 
     def refs(ins: Any) -> tuple[int, ...]:
-        """What a function's code can reach by address: branch targets, RIP-relative operands, and immediates
-        as wide as an address (a position-dependent file's function pointers)."""
+        """What a function's code can reach by address: branch targets, RIP-relative operands, and in a
+        position-dependent file, immediates as wide as an address (its function pointers; in position-independent
+        code an immediate is never an address, and a constant that looks like one would be a false reference)."""
         out: list[int] = []
         if ins.flow_control in flows and ins.op0_kind in near:
             out.append(ins.near_branch_target)
         if ins.is_ip_rel_memory_operand:
             out.append(ins.ip_rel_memory_address)
-        for i in range(ins.op_count):
-            if ins.op_kind(i) in immediate:
-                out.append(ins.immediate(i))
+        if absolute:
+            out += [ins.immediate(i) for i in range(ins.op_count) if ins.op_kind(i) in immediate]
         return tuple(out)
 
     def run(code: bytes, ip: int) -> Iterator[tuple[int, tuple[str, ...], tuple[int, ...], Any]]:
@@ -113,19 +113,30 @@ def _iced_text(ins: Any) -> str:
     return str(iced.Formatter(iced.FormatterSyntax.GAS).format(ins))
 
 
-def _capstone(bitness: int, compatible: frozenset[str]) -> Decode:
+def _capstone(bitness: int, compatible: frozenset[str], absolute: bool) -> Decode:
     cs = _module(audit_data()["decoders"]["capstone"])
     md = cs.Cs(cs.CS_ARCH_AARCH64, cs.CS_MODE_ARM)  # capstone 6: LLVM's predicates (HasCRC, HasSVE, ...) as groups
     md.detail = True
     md.skipdata = True  # a literal pool or padding between functions is data, not an error
-    imm = importlib.import_module(f"{cs.__name__}.aarch64").AARCH64_OP_IMM
+    arm = importlib.import_module(f"{cs.__name__}.aarch64")
+    imm, reg, mem = arm.AARCH64_OP_IMM, arm.AARCH64_OP_REG, arm.AARCH64_OP_MEM
 
     def run(code: bytes, ip: int) -> Iterator[tuple[int, tuple[str, ...], tuple[int, ...], Any]]:
+        pages: dict[int, int] = {}  # a register ADRP loaded -> that page (an over-approximation: never cleared)
         for ins in md.disasm(code, ip):
             groups = ins.groups if ins.id and ins.mnemonic.upper() not in compatible else ()
-            # branch targets and ADR's address (ADRP+ADD pairs are not followed)
-            refs = tuple(o.imm for o in ins.operands if o.type == imm) if ins.id and (
-                ins.group(cs.CS_GRP_JUMP) or ins.group(cs.CS_GRP_CALL) or ins.mnemonic == "adr") else ()
+            refs: tuple[int, ...] = ()
+            if ins.id:
+                ops = ins.operands
+                if ins.group(cs.CS_GRP_JUMP) or ins.group(cs.CS_GRP_CALL) or ins.mnemonic == "adr":
+                    refs = tuple(o.imm for o in ops if o.type == imm)  # branch targets, ADR's address
+                elif ins.mnemonic == "adrp" and len(ops) == 2:
+                    pages[ops[0].reg] = ops[1].imm
+                elif ins.mnemonic == "add" and len(ops) == 3 and ops[1].type == reg and ops[1].reg in pages \
+                        and ops[2].type == imm:
+                    refs = (pages[ops[1].reg] + ops[2].imm,)  # ADRP+ADD: an address formed in two steps
+                else:
+                    refs = tuple(pages[o.mem.base] + o.mem.disp for o in ops if o.type == mem and o.mem.base in pages)
             yield ins.address, tuple(ins.group_name(g) for g in groups), refs, ins
 
     return run
@@ -135,17 +146,18 @@ def _capstone_text(ins: Any) -> str:
     return f"{ins.mnemonic} {ins.op_str}".strip()
 
 
-_DECODERS: Mapping[str, tuple[Callable[[int, frozenset[str]], Decode], Callable[[Any], str]]] = {
+_DECODERS: Mapping[str, tuple[Callable[[int, frozenset[str], bool], Decode], Callable[[Any], str]]] = {
     "iced-x86": (_iced, _iced_text),
     "capstone": (_capstone, _capstone_text),
 }
 
 
-def decoder(machine: str, bitness: int, compatible: frozenset[str]) -> Decoder:
-    """The decoder of the family of an ELF e_machine (``AuditUnavailable`` when none is pinned)."""
+def decoder(machine: str, bitness: int, compatible: frozenset[str], absolute: bool = False) -> Decoder:
+    """The decoder of the family of an ELF e_machine (``AuditUnavailable`` when none is pinned); ``absolute``:
+    for a position-dependent file, whose code holds addresses as immediates."""
     name, mode = _decoder_for(machine)
     make, text = _DECODERS[name]
-    return Decoder(name, make(mode, compatible), text)
+    return Decoder(name, make(mode, compatible, absolute), text)
 
 
 class Decoder(NamedTuple):
@@ -160,6 +172,10 @@ class Decoder(NamedTuple):
             used.update(names)
             refs.update(found)
         return Scan(frozenset(used), frozenset(refs))
+
+    def refs(self, code: bytes, ip: int) -> list[tuple[int, tuple[int, ...]]]:
+        """Each instruction's address and what it references."""
+        return [(at, found) for at, _, found, _ins in self.run(code, ip) if found]
 
     def first(self, code: bytes, ip: int, allowed: frozenset[str]) -> First | None:
         for at, names, _, ins in self.run(code, ip):

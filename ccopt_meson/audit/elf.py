@@ -27,6 +27,7 @@ __all__ = ["Code", "Binary", "read", "is_elf", "lto_kind"]
 _SHF_ALLOC, _SHF_EXECINSTR = 0x2, 0x4
 _CODE_TYPES = ("STT_FUNC", "STT_GNU_IFUNC", "STT_NOTYPE")
 _RELATIVE = {"EM_X86_64": 8, "EM_386": 8, "EM_AARCH64": 1027}  # R_*_RELATIVE: the addend is an address
+_SLOTS = {"EM_X86_64": (6, 7), "EM_386": (6, 7), "EM_AARCH64": (1025, 1026)}  # R_*_GLOB_DAT, R_*_JUMP_SLOT
 
 
 class Code(NamedTuple):
@@ -45,11 +46,15 @@ class Binary(NamedTuple):
     machine: str  # e_machine, as pyelftools spells it (EM_X86_64)
     bitness: int
     relocatable: bool
-    entry: int
+    entries: tuple[int, ...]  # where the loader enters it: e_entry, DT_INIT, DT_FINI
     code: tuple[Code, ...]
     notes: tuple[manifest.Note, ...]
-    data_refs: frozenset[int]  # addresses held by data (pointer-sized words and relative relocations)
+    pointers: tuple[tuple[int, int], ...]  # (where data holds an address, that address)
+    objects: tuple[tuple[int, int, bool], ...]  # sized data symbols: (address, size, exported)
     lto: bool  # GCC's intermediate language, no machine code of its own (a slim LTO object)
+    slots: dict[int, int]  # a GOT slot the dynamic linker fills with a function of this file -> its address
+    plt: tuple[tuple[int, int], ...]  # the procedure linkage table's sections: (address, size)
+    absolute: bool  # position-dependent (an ET_EXEC executable): its code may hold addresses as immediates
 
 
 def is_elf(head: bytes) -> bool:
@@ -160,23 +165,77 @@ def _notes(elf: Any, shown: str) -> Iterator[manifest.Note]:
             at = desc_at + (descsz + 3) // 4 * 4
 
 
-def _data_refs(elf: Any) -> frozenset[int]:
-    """Addresses stored in data: every aligned pointer-sized word of the allocated sections that are not code,
-    and the addends of relative relocations (a position-independent file's pointers)."""
+def _pointers(elf: Any) -> tuple[tuple[int, int], ...]:
+    """Addresses stored in data, with where: in a position-independent file (a shared library, a PIE), what its
+    relocations write (relative ones' addends, absolute ones' symbols); in a position-dependent executable, also
+    every aligned pointer-sized word of the allocated sections that are not code (a pointer is a plain word)."""
     if elf["e_type"] == "ET_REL":
-        return frozenset()
+        return ()
     size = 8 if elf.elfclass == 64 else 4
     fmt = ("<" if elf.little_endian else ">") + ("Q" if size == 8 else "I")
-    refs: set[int] = set()
+    out: list[tuple[int, int]] = []
     relative = _RELATIVE.get(elf["e_machine"])
+    slots = _SLOTS.get(elf["e_machine"], ())
     for sec in elf.iter_sections():
         flags = sec["sh_flags"]
-        if flags & _SHF_ALLOC and not flags & _SHF_EXECINSTR and sec["sh_type"] not in ("SHT_NOBITS", "SHT_NOTE"):
+        if (elf["e_type"] == "ET_EXEC" and flags & _SHF_ALLOC and not flags & _SHF_EXECINSTR
+                and sec["sh_type"] not in ("SHT_NOBITS", "SHT_NOTE")):
             raw = sec.data()
-            refs.update(v for (v,) in struct.iter_unpack(fmt, raw[:len(raw) // size * size]))
-        if sec["sh_type"] == "SHT_RELA" and relative is not None:
-            refs.update(r["r_addend"] for r in sec.iter_relocations() if r["r_info_type"] == relative)
-    return frozenset(refs)
+            words = struct.iter_unpack(fmt, raw[:len(raw) // size * size])
+            out += [(sec["sh_addr"] + k * size, v) for k, (v,) in enumerate(words)]
+        if sec["sh_type"] != "SHT_RELA" or relative is None:
+            continue
+        symtab = elf.get_section(sec["sh_link"]) if sec["sh_link"] else None
+        for r in sec.iter_relocations():
+            kind = r["r_info_type"]
+            if kind == relative:
+                out.append((r["r_offset"], r["r_addend"]))
+            elif kind not in slots and r["r_info_sym"] and symtab is not None:
+                sym = symtab.get_symbol(r["r_info_sym"])
+                if sym["st_shndx"] != "SHN_UNDEF":
+                    out.append((r["r_offset"], sym["st_value"] + r["r_addend"]))
+    return tuple(out)
+
+
+def _objects(elf: Any, syms: list[Any], exported: set[str]) -> tuple[tuple[int, int, bool], ...]:
+    """The sized data symbols of the allocated sections that are not code: (address, size, exported)."""
+    if elf["e_type"] == "ET_REL":
+        return ()
+    data = {i for i, s in enumerate(elf.iter_sections())
+            if s["sh_flags"] & _SHF_ALLOC and not s["sh_flags"] & _SHF_EXECINSTR}
+    found = {(s["st_value"], s["st_size"], s.name in exported) for _, s in syms
+             if s["st_info"]["type"] in ("STT_OBJECT", "STT_TLS") and s["st_size"] > 0
+             and isinstance(s["st_shndx"], int) and s["st_shndx"] in data}
+    return tuple(sorted(found))
+
+
+def _slots(elf: Any) -> dict[int, int]:
+    """The GOT slots bound to a function this file defines (a call through the PLT or the GOT reaches it, unless
+    another file interposes one of the same name)."""
+    kinds = _SLOTS.get(elf["e_machine"])
+    out: dict[int, int] = {}
+    if kinds is None or elf["e_type"] == "ET_REL":
+        return out
+    for sec in elf.iter_sections():
+        if sec["sh_type"] not in ("SHT_RELA", "SHT_REL") or not sec.name.startswith((".rela", ".rel")):
+            continue
+        symtab = elf.get_section(sec["sh_link"]) if sec["sh_link"] else None
+        for r in sec.iter_relocations():
+            if r["r_info_type"] in kinds and symtab is not None and r["r_info_sym"]:
+                sym = symtab.get_symbol(r["r_info_sym"])
+                if sym["st_shndx"] != "SHN_UNDEF" and sym["st_value"]:
+                    out[r["r_offset"]] = sym["st_value"]
+    return out
+
+
+def _entries(elf: Any) -> tuple[int, ...]:
+    """The entry point and the dynamic section's DT_INIT/DT_FINI (init arrays are pointers in data)."""
+    out = [elf["e_entry"]] if elf["e_entry"] else []
+    dynamic = elf.get_section_by_name(".dynamic")
+    for tag in dynamic.iter_tags() if dynamic is not None and hasattr(dynamic, "iter_tags") else ():
+        if tag.entry.d_tag in ("DT_INIT", "DT_FINI"):
+            out.append(tag.entry.d_val)
+    return tuple(out)
 
 
 def read(shown: str, raw: bytes) -> Binary:
@@ -190,9 +249,12 @@ def read(shown: str, raw: bytes) -> Binary:
         lto = any(s.name.startswith(".gnu.lto_") for s in elf.iter_sections()) and "__gnu_lto_slim" in names
         code = tuple(_ranges(elf, syms, exported)) if not lto else ()
         notes = tuple(_notes(elf, shown))
-        refs = _data_refs(elf)
+        pointers, objects = _pointers(elf), _objects(elf, syms, exported)
         machine, bitness = str(elf["e_machine"]), elf.elfclass
-        return Binary(shown, machine, bitness, elf["e_type"] == "ET_REL", elf["e_entry"], code, notes, refs, lto)
+        plt = tuple((sec["sh_addr"], sec["sh_size"]) for sec in elf.iter_sections() if sec.name.startswith(".plt"))
+        return Binary(shown, machine, bitness, elf["e_type"] == "ET_REL", _entries(elf), code, notes, pointers,
+                      objects, lto,
+                      _slots(elf), plt, elf["e_type"] == "ET_EXEC")
     except InputError:
         raise
     except Exception as exc:  # pyelftools raises its own ELFError, struct.error and others on damaged input

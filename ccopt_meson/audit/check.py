@@ -202,8 +202,9 @@ def _graph(b: Binary, dec: Decoder, scans: Sequence[Scan], module: bool) -> tupl
     """Who reaches whom: nodes are the code ranges, then the sized data objects; an edge from each function to
     what its instructions reference (through a PLT stub or a GOT slot, to the function it binds), from a data
     object to the addresses it holds.  Roots: what other files can reach (exported; in an extension module only
-    ``PyInit_*``), the entry points (DT_INIT, DT_FINI too), what data outside any sized object holds (the GOT, .init_array, IFUNC
-    slots), code before any symbol; in an object file, also a function nothing references (not linked yet)."""
+    ``PyInit_*``), the entry points (DT_INIT, DT_FINI too), what data outside any sized object holds (the
+    GOT, .init_array, IFUNC slots), code before any symbol; in an object file, also a function nothing
+    references (not linked yet)."""
     codes, objects = b.code, b.objects
     n = len(codes)
     starts = [c.start for c in codes]

@@ -27,7 +27,7 @@ from typing import Mapping, Sequence
 
 import pytest
 
-from .conftest import IN_CI, ROOT, need
+from .conftest import IN_CI, ROOT, need, need_module
 
 EXAMPLE = ROOT / "examples" / "numpy"
 sys.path.insert(0, str(EXAMPLE))
@@ -185,6 +185,13 @@ def test_numpy_built_with_the_port_passes_its_tests(version: str, tmp_path: Path
     python = python_for(version)
     tree = prepared(tmp_path, version, fork=False)
     wheel = build_wheel(version, tree, python, tmp_path / "dist")
+    if version == run_emulated.VERSION:  # the ISA audit of the wheel as shipped: clean, every version counted
+        need_module("iced_x86", "the package's 'audit' extra")
+        r = subprocess.run([sys.executable, "-m", "ccopt_meson", "audit", "--json", str(wheel)], capture_output=True,
+                           text=True, env=dict(os.environ, PYTHONPATH=str(ROOT)))
+        assert r.returncode == 0, r.stdout[-3000:] + r.stderr
+        umath = next(o for o in json.loads(r.stdout)["objects"] if "_multiarray_umath" in o["object"])
+        assert umath["declared"] == ["X86_V2"] and umath["versions"].get("X86_V3") and umath["versions"].get("X86_V4")
 
     fresh = tmp_path / "venv"  # a fresh venv: the wheel and numpy's test requirements only
     base = toolchain.base_python(version)

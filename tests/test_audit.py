@@ -135,7 +135,7 @@ def test_an_error_is_exit_2_and_meson_test_mode_skips_with_77(tmp_path: Path, mo
     assert cli.main(["audit", str(tmp_path / "none")]) == 2
     assert "ccopt-meson: error: " in capsys.readouterr().err
 
-    def unavailable(build_dir: object, linked: bool = False) -> audit.Result:
+    def unavailable(build_dir: object, linked: bool = False, level: object = None) -> audit.Result:
         raise AuditUnavailable("the ISA audit needs iced-x86, which is not installed; install it with: ...")
 
     monkeypatch.setattr(audit_build_dir, "audit_build", unavailable)

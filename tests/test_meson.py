@@ -7,6 +7,7 @@ the ones whose source lies in the helper's scratch directory (``/ccopt-*/p<N>.c`
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import re
 import shutil
@@ -20,6 +21,7 @@ import pytest
 from bench.projects import copy_repo
 
 from .conftest import ROOT, need
+from .helpers import clean_env
 
 pytestmark = pytest.mark.slow
 PROBE = re.compile(r"/ccopt-[^/\s]+/p\d+\.c\b")
@@ -668,3 +670,33 @@ def test_a20_a_features_file_that_is_a_fifo_is_one_error_line_not_a_hang(tmp_pat
     assert r.returncode != 0
     assert "ccopt-meson: error: features file" in r.stdout and "is a FIFO, not a regular file" in r.stdout, \
         r.stdout[-2000:]
+
+
+# tests/projects/namespace: each feature a level above the one before, named like a fixed identifier of the
+# run-time (its macros, knobs and include guards); masking a name picks the one below it
+NAMESPACE_LEVELS = ["NRECIPES", "NAMES_TEXT_MAX", "BASELINE_OPTION", "MACHINE", "MAX_FEATURE", "H", "API", "TABLE_H",
+                    "TABLE_DATA", "CHECK_BASELINE"]
+
+
+@pytest.mark.skipif(os.uname().machine != "x86_64", reason="the features are x86 ones")
+def test_feature_names_spelled_like_the_run_times_own_identifiers_compile_and_are_picked(tmp_path: Path) -> None:
+    """Every generated file (the run-time table, the dispatch and config headers, ccopt-cpu-info) compiles with
+    them, and on a CPU that has a feature (here, or one qemu models) its version is the one picked."""
+    b = Build(tmp_path, project(tmp_path, "namespace"))
+    b.meson_cmd("setup", str(b.dir))
+    b.ninja()
+    info = subprocess.run([str(b.dir / "subprojects" / "ccopt-meson" / "ccopt-cpu-info"), "--json"],
+                          capture_output=True, text=True, check=True, env=clean_env())
+    assert list(json.loads(info.stdout)["features"]) == ["SSE2", *NAMESPACE_LEVELS]
+    exe = str(b.dir / "level")
+    flags = set(Path("/proc/cpuinfo").read_text().split())
+    if {"avx2", "bmi2", "fma", "f16c"} <= flags:
+        for name, above in zip(NAMESPACE_LEVELS, [*NAMESPACE_LEVELS[1:], ""]):
+            out = subprocess.run([exe], capture_output=True, text=True,
+                                 env=clean_env(CCOPT_DISABLE_CPU_FEATURES=above))
+            assert (out.returncode, out.stdout.split()[:2]) == (0, ["picked", name]), out.stdout + out.stderr
+            assert f"{name}=1" in out.stdout and (not above or f"{above}=0" in out.stdout), out.stdout
+    qemu = need("qemu-x86_64-static")
+    for cpu, picked in [("Haswell", "CHECK_BASELINE"), ("SandyBridge", "H"), ("qemu64", "NRECIPES")]:
+        out = subprocess.run([qemu, "-cpu", cpu, exe], capture_output=True, text=True, env=clean_env())
+        assert (out.returncode, out.stdout.split()[:2]) == (0, ["picked", picked]), (cpu, out.stdout, out.stderr)

@@ -35,7 +35,7 @@ def test_project_features_join_the_tables(proj: tables.Project) -> None:
     assert adx.probe == FIXTURE.parent / "adx.c" and adx.flags == ("-madx",)
     assert tables.families_of("ADX", proj) == ("x86",)
     assert "ADX" not in tables.table_for("aarch64", "gcc", proj).features
-    assert "CCOPT_CPU_ADX = " in runtime_table_header(project=proj)
+    assert "CCOPT_CPU_F_ADX = " in runtime_table_header(project=proj)
     st = parse_text("/*@targets baseline #carry (avx2 fma3) */", project=proj)
     assert st.targets == (("ADX",), ("ADX", "BMI2"), ("AVX2", "FMA3"))
     assert ("AVX2", "FMA3") in parse_text("/*@targets #simd_test */", project=proj).targets  # numpy 1.26.4's
@@ -44,7 +44,7 @@ def test_project_features_join_the_tables(proj: tables.Project) -> None:
 def test_nothing_is_process_wide_state(proj: tables.Project) -> None:
     """Loading a features file changes no answer for a request that does not carry it."""
     assert "ADX" not in tables.table_for("x86_64", "gcc").features and not tables.families_of("ADX")
-    assert "CCOPT_CPU_ADX" not in runtime_table_header()
+    assert "CCOPT_CPU_F_ADX" not in runtime_table_header()
     with pytest.raises(DispatchSourceError, match="unknown target"):
         parse_text("/*@targets adx */")
 

@@ -219,8 +219,8 @@ def test_module_main_prints_the_table() -> None:
 
 def test_enum_numbers_every_feature_once_in_family_then_interest_order() -> None:
     text = emit_runtime.runtime_table_header()
-    enum = {m[1]: int(m[2]) for m in re.finditer(r"^    CCOPT_CPU_(\w+) = (\d+),?$", text, re.M)}
-    count = enum.pop("MAX_FEATURE")
+    enum = {m[1]: int(m[2]) for m in re.finditer(r"^    CCOPT_CPU_F_(\w+) = (\d+),$", text, re.M)}
+    count = int(re.findall(r"^    CCOPT_CPU_MAX_FEATURE = (\d+)$", text, re.M)[0])
     assert sorted(enum.values()) == list(range(count)) and count == len(tables.all_feature_names())
     expected: list[str] = []
     for fam in tables.families():
@@ -229,6 +229,19 @@ def test_enum_numbers_every_feature_once_in_family_then_interest_order() -> None
     assert sorted(enum, key=enum.__getitem__) == list(dict.fromkeys(expected))  # shared names (AES) once
     for m in tables.machines():  # every machine's features are in the one enum
         assert set(table(m.name).features) <= set(enum)
+
+
+def test_no_fixed_identifier_lies_in_the_namespaces_of_feature_names() -> None:
+    """A name a features file may hold makes CCOPT_CPU_F_<NAME> and CCOPT_CPU_BASE_F_<NAME> only, and no
+    other identifier of the run-time (its macros, knobs, guards, types) starts so: no feature name collides."""
+    spaces = tuple(pattern.format("") for pattern in (emit_runtime.FEATURE_ID, emit_runtime.FEATURE_BASE))
+    text = emit_runtime.runtime_table_header() + "".join(p.read_text() for p in sorted(RUNTIME.iterdir()))
+    fixed = {w for w in re.findall(r"\bCCOPT_\w+", text) if not w.startswith(spaces)}
+    assert "CCOPT_CPU_API" in fixed and "CCOPT_CPU_NRECIPES" in fixed and "CCOPT_CPU_MAX_FEATURE" in fixed
+    names = {n for m in tables.machines() for n in table(m.name).features}
+    made = {w for w in re.findall(r"\bCCOPT_CPU_\w+", text) if w.startswith(spaces)}
+    assert made == {pattern.format(n) for pattern in (emit_runtime.FEATURE_ID, emit_runtime.FEATURE_BASE)
+                    for n in names} | set(spaces)  # the spaces themselves: ccopt_cpu.h's CCOPT_CPU_F_##NAME
 
 
 def test_every_feature_has_a_runtime_recipe_unless_disabled() -> None:

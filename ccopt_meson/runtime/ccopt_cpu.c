@@ -13,6 +13,9 @@
 
 #define CCOPT_CPU_TABLE_DATA
 #include "ccopt_cpu.h"
+/* The table's data part has a guard of its own: in a unity build another source may have included
+ * ccopt_cpu.h (and the table's public part) before this file defined CCOPT_CPU_TABLE_DATA. */
+#include "ccopt_cpu_table.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -96,11 +96,15 @@ CCOPT_CPU_API const char *ccopt_cpu_baseline_message(void);
 /* 1 when the feature is usable, after the environment masks; 0 otherwise,
  * including ids of other architectures and out-of-range ids.  Auto-initializes. */
 CCOPT_CPU_API int ccopt_cpu_have(int feature_id);
-#define CCOPT_CPU_HAVE(NAME) ccopt_cpu_have(CCOPT_CPU_##NAME)
+#define CCOPT_CPU_HAVE(NAME) ccopt_cpu_have(CCOPT_CPU_F_##NAME)
+/* The id of a feature: CCOPT_CPU_ID(AVX2) is the enum constant CCOPT_CPU_F_AVX2.  Every identifier made
+ * from a feature name begins CCOPT_CPU_F_ (or CCOPT_CPU_BASE_F_), where no fixed name of the run-time
+ * lies, so any name a features file may hold (API, MACHINE, TABLE_H, ...) is a feature like any other. */
+#define CCOPT_CPU_ID(NAME) CCOPT_CPU_F_##NAME
 
 /* Every id of every architecture: 0 <= id < ccopt_cpu_count() == CCOPT_CPU_MAX_FEATURE. */
 CCOPT_CPU_API int ccopt_cpu_count(void);
-/* "AVX2" for CCOPT_CPU_AVX2; NULL when out of range. */
+/* "AVX2" for CCOPT_CPU_ID(AVX2); NULL when out of range. */
 CCOPT_CPU_API const char *ccopt_cpu_name(int id);
 /* The id of a name (case-insensitive), or -1. */
 CCOPT_CPU_API int ccopt_cpu_id(const char *name);
@@ -117,8 +121,8 @@ CCOPT_CPU_API const char *ccopt_cpu_arch(void);
 CCOPT_CPU_API int ccopt_cpu_features_text(char *buf, size_t len);
 
 /* The level of this CPU: on x86_64 the highest usable x86-64 psABI level
- * (CCOPT_CPU_X86_V2 .. CCOPT_CPU_X86_V4); on other architectures the highest
- * usable feature in interest order (e.g. CCOPT_CPU_ASIMDDP, CCOPT_CPU_VSX3);
+ * (CCOPT_CPU_ID(X86_V2) .. CCOPT_CPU_ID(X86_V4)); on other architectures the highest
+ * usable feature in interest order (e.g. CCOPT_CPU_ID(ASIMDDP), CCOPT_CPU_ID(VSX3));
  * -1 when none is usable. */
 CCOPT_CPU_API int ccopt_cpu_level(void);
 

@@ -700,3 +700,34 @@ def test_feature_names_spelled_like_the_run_times_own_identifiers_compile_and_ar
     for cpu, picked in [("Haswell", "CHECK_BASELINE"), ("SandyBridge", "H"), ("qemu64", "NRECIPES")]:
         out = subprocess.run([qemu, "-cpu", cpu, exe], capture_output=True, text=True, env=clean_env())
         assert (out.returncode, out.stdout.split()[:2]) == (0, ["picked", picked]), (cpu, out.stdout, out.stderr)
+
+
+# A consumer's build modes: (compiler, meson setup options, what the compile log shows the mode took effect)
+BUILD_MODES = {
+    "unity": ("gcc", ["--unity", "on", "-Dc_std=c99"], "-unity0.c"),
+    "gcc-lto": ("gcc", ["-Db_lto=true", "-Dbuildtype=release"], "-flto"),
+    "clang-lto": ("clang", ["-Db_lto=true", "-Dbuildtype=release"], "-flto"),
+    "pch": ("gcc", ["-Db_pch=true"], "level_pch.h.gch"),
+    "gcc-werror": ("gcc", ["-Dwerror=true", "-Dwarning_level=3", "-Dbuildtype=release"], "-Werror"),
+    "clang-werror": ("clang", ["-Dwerror=true", "-Dwarning_level=3", "-Dbuildtype=release"], "-Werror"),
+}
+
+
+@pytest.mark.skipif(os.uname().machine != "x86_64", reason="the features are x86 ones")
+@pytest.mark.parametrize("mode", sorted(BUILD_MODES))
+def test_consumer_build_modes_build_and_each_cpu_runs_its_own_version(tmp_path: Path, mode: str) -> None:
+    """--unity on (the run-time's sources in one file), LTO (versions of several ISAs in one link), a
+    precompiled header and -Werror with every warning build tests/projects/namespace, and the program still
+    picks per CPU: none of these modes may mix one version's instructions into another's."""
+    compiler, options, shown = BUILD_MODES[mode]
+    b = Build(tmp_path, project(tmp_path, "namespace"), compiler=compiler)
+    b.meson_cmd("setup", str(b.dir), *options)
+    b.ninja()
+    assert shown in b.log.read_text(), f"{mode}: no {shown!r} in the compile log"
+    out = subprocess.run([str(b.dir / "level")], capture_output=True, text=True, env=clean_env())
+    assert out.returncode == 0 and out.stdout.startswith("picked "), out.stdout + out.stderr
+    qemu = need("qemu-x86_64-static")
+    for cpu, picked in [("Haswell", "CHECK_BASELINE"), ("qemu64", "NRECIPES")]:
+        out = subprocess.run([qemu, "-cpu", cpu, str(b.dir / "level")], capture_output=True, text=True,
+                             env=clean_env())
+        assert (out.returncode, out.stdout.split()[:2]) == (0, ["picked", picked]), (cpu, out.stdout, out.stderr)

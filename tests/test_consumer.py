@@ -301,6 +301,29 @@ def test_report_says_what_raised_the_baseline(fake: Callable[..., Any]) -> None:
     assert detect(Request(command=("fakecc",)), runner=fake()).baseline_request() == "'detect'"
 
 
+BELOW_BASELINE = [  # (request fields, what the below-baseline line says set the baseline, the cure it offers)
+    ({"args": ("-march=haswell",)}, "set by -march=haswell in c_args", "build it with a lower CPU (or none) in c_args"),
+    ({"command": ("fakecc", "-march=haswell")}, "set by -march=haswell in the compiler command",
+     "build it with a lower CPU (or none) in the compiler command"),
+    ({"baseline": "avx2"}, "set by cpu-baseline=avx2", "build it with -Dccopt-meson:cpu-baseline=detect"),
+    ({"baseline": "avx2", "args": ("-O2", "-march=haswell"), "lang": "cpp"},
+     "set by cpu-baseline=avx2 and -march=haswell in cpp_args",
+     "build it with -Dccopt-meson:cpu-baseline=detect and a lower CPU (or none) in cpp_args"),
+    ({}, "set by what the compiler targets by default",
+     "build it with a lower CPU in c_args (-march= or the compiler's spelling)"),
+    ({"baseline": "sse2 $\"x", "baseline_detect": "disabled", "args": ("-march=haswell",)},
+     "set by cpu-baseline=its value", "build it with -Dccopt-meson:cpu-baseline=detect"),
+]
+
+
+@pytest.mark.parametrize("fields,cause,cure", BELOW_BASELINE)
+def test_the_below_baseline_line_names_what_set_the_baseline_and_a_cure_that_lowers_it(
+        fields: dict[str, Any], cause: str, cure: str) -> None:
+    """-Dc_args=-march=haswell advised -Dccopt-meson:cpu-baseline=detect, which was already the setting: the
+    cure is now the change of whatever raised the baseline, and the default option is never offered."""
+    assert Request(**{"command": ("fakecc",), **fields}).baseline_cause() == (cause, cure)
+
+
 # --------------------------------------------------------------------------- the run-time knobs tests use
 
 

@@ -731,3 +731,39 @@ def test_consumer_build_modes_build_and_each_cpu_runs_its_own_version(tmp_path: 
         out = subprocess.run([qemu, "-cpu", cpu, str(b.dir / "level")], capture_output=True, text=True,
                              env=clean_env())
         assert (out.returncode, out.stdout.split()[:2]) == (0, ["picked", picked]), (cpu, out.stdout, out.stderr)
+
+
+@pytest.mark.skipif(os.uname().machine != "x86_64", reason="the features are x86 ones")
+@pytest.mark.parametrize("how", ["c_args", "parent default_options"])
+def test_the_below_baseline_line_names_its_cause_and_its_cure_runs(tmp_path: Path, how: str) -> None:
+    """On a CPU below the baseline the line says what set it (-march in c_args, or cpu-baseline from a
+    parent's default_options), and the cure it offers, applied as written, gives a build that runs there.
+    With -Dc_args=-march=haswell it advised -Dccopt-meson:cpu-baseline=detect, the setting already."""
+    qemu = need("qemu-x86_64-static")
+    src = project(tmp_path, "namespace")
+    options: list[str] = []
+    if how == "c_args":
+        options, fix = ["-Dc_args=-march=haswell"], ["-Dc_args="]
+        cause, cure = "set by -march=haswell in c_args", "build it with a lower CPU (or none) in c_args"
+    else:
+        build_file = src / "meson.build"
+        build_file.write_text(build_file.read_text().replace("'features-file=features.json'",
+                                                             "'features-file=features.json', 'cpu-baseline=table_h'"))
+        cause, cure = "set by cpu-baseline=table_h", "build it with -Dccopt-meson:cpu-baseline=detect"
+        fix = ["-Dccopt-meson:cpu-baseline=detect"]
+    b = Build(tmp_path, src)
+    b.meson_cmd("setup", str(b.dir), *options)
+    b.ninja()
+    # c_args reach the run-time too: a CPU far below -march would die in the check itself; this one lacks
+    # only FMA (TABLE_H, and what implies it), which no code of the check uses
+    low = subprocess.run([qemu, "-cpu", "Haswell,-fma", str(b.dir / "level")], capture_output=True, text=True,
+                         env=clean_env())
+    line = "\n".join(x for x in low.stderr.splitlines() if not x.startswith("qemu"))  # qemu's own warnings
+    assert low.returncode == 1 and low.stdout == "" and len(line.splitlines()) == 1, (low.stdout, line)
+    assert line.startswith("ccopt: this CPU lacks TABLE_H") and line.endswith(
+        f", which this build requires (its CPU baseline, {cause}); to run here, {cure}"), line
+    b.meson_cmd("configure", str(b.dir), *fix)
+    b.ninja()
+    ran = subprocess.run([qemu, "-cpu", "Haswell,-fma", str(b.dir / "level")], capture_output=True, text=True,
+                         env=clean_env())
+    assert ran.returncode == 0 and ran.stdout.split()[:2] == ["picked", "API"], ran.stdout + ran.stderr

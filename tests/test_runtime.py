@@ -429,8 +429,9 @@ int main(int argc, char **argv)
 
 def below_line(missing: str) -> str:
     """The run-time's one line for a CPU lacking ``missing`` of the baseline."""
-    return (f"ccopt: this CPU lacks {missing}, which this build requires (its CPU baseline); to run here, build it "
-            "with a lower baseline, e.g. -Dccopt-meson:cpu-baseline=detect")
+    return (f"ccopt: this CPU lacks {missing}, which this build requires (its CPU baseline, set by "
+            "-Dccopt-meson:cpu-baseline); to run here, build it with a lower baseline, e.g. "
+            "-Dccopt-meson:cpu-baseline=detect")
 
 
 def _below(proc: subprocess.CompletedProcess[str]) -> list[str]:

@@ -274,8 +274,10 @@ static void ccopt__detect(unsigned char raw[CCOPT_CPU_MAX_FEATURE])
 
 static unsigned char ccopt__have[CCOPT_CPU_MAX_FEATURE];
 static char ccopt__missing[CCOPT_CPU_NAMES_TEXT_MAX];
-/* The one line ccopt_cpu_baseline_message() returns: the missing names and about 160 bytes of words. */
-static char ccopt__message[CCOPT_CPU_NAMES_TEXT_MAX + 256];
+/* The one line ccopt_cpu_baseline_message() returns: the missing names, about 90 bytes of words, the cause
+ * and the cure. */
+static char ccopt__message[CCOPT_CPU_NAMES_TEXT_MAX + 128 + sizeof CCOPT_CPU_BASELINE_CAUSE +
+                           sizeof CCOPT_CPU_BASELINE_CURE];
 static int ccopt__result;
 
 #if CCOPT__XCOMP_PERM
@@ -578,8 +580,8 @@ static int ccopt__compute(const unsigned char *fake)
     ccopt__message[0] = '\0';
     if (n != 0) { /* no snprintf: the run-time calls only the libc functions it always did */
         static const char *const parts[] = {"ccopt: this CPU lacks ", ccopt__missing,
-            ", which this build requires (its CPU baseline); to run here, build it with a lower baseline, e.g. ",
-            CCOPT_CPU_BASELINE_OPTION, "=detect"};
+            ", which this build requires (its CPU baseline, ", CCOPT_CPU_BASELINE_CAUSE, "); to run here, ",
+            CCOPT_CPU_BASELINE_CURE};
         size_t m = 0, k;
         for (k = 0; k < sizeof parts / sizeof parts[0]; ++k)
             m = ccopt__put_text(ccopt__message, sizeof ccopt__message, m, parts[k]);

@@ -47,7 +47,8 @@
  * Compile-time knobs: CCOPT_CPU_CHECK_BASELINE (an executable stops before
  * main() with ccopt_cpu_baseline_message() on a CPU below its baseline; set by
  * the Meson glue); CCOPT_CPU_BASELINE_OPTION (the option that message names,
- * "-Dccopt-meson:cpu-baseline" by default); CCOPT_CPU_API (declaration prefix; define it empty to
+ * "-Dccopt-meson:cpu-baseline" by default); CCOPT_CPU_BASELINE_CAUSE and CCOPT_CPU_BASELINE_CURE (what set
+ * the baseline, the change that lowers it: set by the Meson glue); CCOPT_CPU_API (declaration prefix; define it empty to
  * export the functions); CCOPT_CPU_NO_GETAUXVAL (always read /proc/self/auxv
  * on Linux); CCOPT_CPU_QUIET (no message about the environment variables on
  * stderr, for a library that must not write to its host's: the Meson option
@@ -71,6 +72,15 @@
 #ifndef CCOPT_CPU_BASELINE_OPTION
 #define CCOPT_CPU_BASELINE_OPTION "-Dccopt-meson:cpu-baseline"
 #endif
+/* What set the baseline and what lowers it, in the below-baseline line; the Meson glue defines both from
+ * the build's own request ("set by -march=haswell in c_args", "build it with a lower CPU (or none) in
+ * c_args"). */
+#ifndef CCOPT_CPU_BASELINE_CAUSE
+#define CCOPT_CPU_BASELINE_CAUSE "set by " CCOPT_CPU_BASELINE_OPTION
+#endif
+#ifndef CCOPT_CPU_BASELINE_CURE
+#define CCOPT_CPU_BASELINE_CURE "build it with a lower baseline, e.g. " CCOPT_CPU_BASELINE_OPTION "=detect"
+#endif
 
 #ifdef __cplusplus
 extern "C" {
@@ -86,8 +96,8 @@ CCOPT_CPU_API int ccopt_cpu_init(void);
 CCOPT_CPU_API const char *ccopt_cpu_baseline_missing(void);
 
 /* One line for a user (no newline) when this CPU lacks a baseline feature, else NULL:
- *   ccopt: this CPU lacks ... AVX2 X86_V3, which this build requires (its CPU baseline);
- *   to run here, build it with a lower baseline, e.g. -Dccopt-meson:cpu-baseline=detect
+ *   ccopt: this CPU lacks ... AVX2 X86_V3, which this build requires (its CPU baseline, set by
+ *   -march=haswell in c_args); to run here, build it with a lower CPU (or none) in c_args
  * A shared library or Python extension calls it before any baseline code runs and reports it its
  * host's way (an ImportError); an executable built by the Meson glue checks it before main()
  * (CCOPT_CPU_CHECK_BASELINE).  Auto-initializes. */

@@ -8,6 +8,7 @@ each difference of two dumps.
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import http.server
 import io
@@ -470,6 +471,30 @@ def test_record_writes_what_does_not_match_and_names_what_it_could_not(tmp_path:
     assert configure_numpy.record(tmp_path) == ([], ["2.5.5-s390x-defaults"])  # matches now: not remade
     assert configured == ["2.5.5-x86_64-gcc-defaults"] and written.read_bytes() == first
     assert sorted(p.name for p in tmp_path.iterdir()) == ["fork-dumps"]  # the scratch trees are gone
+
+
+@pytest.mark.parametrize("damage", ["truncated", "not gzip", "not a record"])
+def test_a_damaged_fork_record_is_one_line_naming_the_command_that_remakes_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, damage: str) -> None:
+    """A truncated record gave an EOFError traceback, also from --record, the command meant to remake it."""
+    case = configure_numpy.Case("2.5.5", "x86_64-gcc")
+    monkeypatch.setattr(configure_numpy, "CASES", [case])
+    monkeypatch.setattr(configure_numpy, "RECORDED", tmp_path / "fork-dumps")
+    monkeypatch.setattr(configure_numpy, "made_with", lambda case: {"case": case.id})
+    monkeypatch.setattr(configure_numpy, "missing_tools", lambda case: [])
+    monkeypatch.setattr(configure_numpy, "configure_fork", lambda case, dest: {"configured": True})
+    path = tmp_path / "fork-dumps" / f"{case.id}.json.gz"
+    path.parent.mkdir()
+    good = gzip.compress(json.dumps({"made_with": {"case": case.id}, "dump": {"configured": True}}).encode())
+    path.write_bytes({"truncated": good[:len(good) // 2], "not gzip": b"version https://git-lfs\n",
+                      "not a record": gzip.compress(b"[1, 2]")}[damage])
+    with pytest.raises(SystemExit) as exc:
+        configure_numpy.main([str(tmp_path / "np"), "--fork"])
+    line = str(exc.value.code)
+    assert len(line.splitlines()) == 1 and line.startswith(f"configure_numpy: the fork record {path.name} ")
+    assert line.endswith("; remake it with configure_numpy.py DEST --record"), line
+    assert configure_numpy.main([str(tmp_path / "np"), "--record"]) == 0  # remade, not a traceback
+    assert configure_numpy.read_record(path)["dump"] == {"configured": True}
 
 
 def test_fork_dump_says_when_no_record_matches_and_caches_what_it_configured(

@@ -348,6 +348,8 @@ CACHE_FAULTS: list[Any] = [
     pytest.param(lambda good: bytes(random.Random(3).randrange(256) for _ in range(2048)), "not valid JSON", False,
                  id="random-bytes"),
     pytest.param(lambda good: b"[" * 100000, "not valid JSON", False, id="nested-too-deep"),
+    pytest.param(lambda good: b'{"schema_version": 0, ' + good.lstrip()[1:],
+                 'not valid JSON: the key "schema_version" appears twice in one object', False, id="key-given-twice"),
     pytest.param(lambda good: b"null", "not written by ccopt-meson", False, id="json-null"),
     pytest.param(lambda good: b'{"schema_version": 2, "cache": []}', "not written by ccopt-meson", False,
                  id="unmarked-object"),

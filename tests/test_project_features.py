@@ -18,6 +18,7 @@ from ccopt_meson.errors import DispatchSourceError, InputError
 from ccopt_meson.fsio import LIMITS
 
 from .conftest import NUMPY22, ROOT
+from .helpers import cli, one_error
 
 FIXTURE = ROOT / "tests" / "projects" / "project_features" / "features" / "ccopt.json"
 
@@ -105,6 +106,31 @@ BAD = [
 def test_mistakes_are_input_errors_naming_the_file(tmp_path: Path, doc: Any, message: str) -> None:
     with pytest.raises(InputError, match=message):
         project.load(_write(tmp_path, doc))
+
+
+@pytest.mark.parametrize("text,key", [
+    ('{"max": {"x86": ["AVX2"]}, "max": {"x86": ["SSE2"]}}', '"max"'),
+    ('{"override": {"x86": [{"name": "AVX2", "flags": {"gnu": ["-mavx2"]}, "flags": {"gnu": ["-mavx"]}}]}}', '"flags"'),
+])
+def test_a_key_given_twice_in_one_object_is_one_error_line_naming_it(tmp_path: Path, text: str, key: str) -> None:
+    """json.loads keeps the last of two equal keys without a word: the second "flags" won in silence."""
+    one_error(cli("features", "--features-file", str(_write(tmp_path, text))),
+              f"features file '{tmp_path / 'f.json'}': the key {key} appears twice in one object; keep one of them")
+
+
+@pytest.mark.parametrize("where,doc", [
+    ("feature_set.x86.features[0].flags.gnu[1]", {"feature_set": {"x86": {"features": [
+        {"name": "L3", "like": "AVX2", "interest": 1, "implies": [],
+         "flags": {"gnu": ["-march=haswell", "-mfma "]}}]}}}),
+    ("override.x86[0].overrides[0].flags[0]", {"override": {"x86": [
+        {"name": "AVX2", "overrides": [{"when": {"style": "gnu"}, "flags": ["-mavx2 -mfma"]}]}]}}),
+    ("features.x86[0].flags.gnu[0]", {"features": {"x86": [_feature(flags={"gnu": ["-mzz\t"]})]}}),
+])
+def test_a_flag_element_holding_whitespace_is_one_error_line(tmp_path: Path, where: str, doc: Any) -> None:
+    """A flag with a space reached the compiler as one argument: its probe failed, and cpu-dispatch=max then
+    dropped the row without a word."""
+    one_error(cli("features", "--features-file", str(_write(tmp_path, doc))),
+              f"{where}: ", "is not one compiler argument (no whitespace: give each argument an element of its own)")
 
 
 def test_unknown_target_group(proj: tables.Project) -> None:

@@ -88,6 +88,12 @@
 #include <unistd.h>
 #define CCOPT__XCOMP_PERM 1
 #define CCOPT__ARCH_REQ_XCOMP_PERM 0x1023 /* <asm/prctl.h>, Linux 5.16 */
+#if !defined(__cplusplus)
+/* <unistd.h> declares it only under _GNU_SOURCE (or the default feature set), which a unity build, or a
+ * parent compiling this file in one of its own targets, may have fixed otherwise before this file's first
+ * line; glibc's and musl's declarations are this one.  C++ compilers define _GNU_SOURCE themselves. */
+long syscall(long number, ...);
+#endif
 static int ccopt__xcomp_perm(int component)
 {
 #if defined(SYS_arch_prctl)

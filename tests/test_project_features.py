@@ -360,7 +360,7 @@ def test_explain_and_report_know_the_projects_features(tmp_path: Path, capsys: p
 # --------------------------------------------------------------------------- findings of the fourth hardening pass
 
 
-def test_a7_an_overrides_per_compiler_implies_follows_the_one_rule(tmp_path: Path) -> None:
+def test_an_overrides_per_compiler_implies_follows_the_one_rule(tmp_path: Path) -> None:
     """Per-compiler implies in an override skipped the check every other implies had.  One rule now holds for every
     row, whichever key stated it: an implication names a row of the family, in either direction (numpy's rings),
     and 'min' shows what it closes over."""
@@ -373,7 +373,7 @@ def test_a7_an_overrides_per_compiler_implies_follows_the_one_rule(tmp_path: Pat
     assert t.closure(["SSE2"]) == t.closure(["SSE3"]) >= {"SSE2", "SSE3"}
 
 
-def test_a6_a_feature_defined_twice_is_refused(tmp_path: Path) -> None:
+def test_a_feature_defined_twice_is_refused(tmp_path: Path) -> None:
     """Duplicate feature names were accepted, the last one winning."""
     doc = {"features": {"x86": [_feature(), _feature(interest=5001)]}}
     with pytest.raises(InputError, match="features.x86: ZZ is stated twice; merge the two rows"):
@@ -381,7 +381,7 @@ def test_a6_a_feature_defined_twice_is_refused(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("name", ["FMA3__AVX2", "ZZ_", "A__B"])
-def test_a13_a_feature_name_cannot_spell_a_targets_name(tmp_path: Path, name: str) -> None:
+def test_a_feature_name_cannot_spell_a_targets_name(tmp_path: Path, name: str) -> None:
     """A feature named FMA3__AVX2 merged with the (FMA3 AVX2) target: '__' joins a target's members."""
     with pytest.raises(InputError, match=r"features.x86\[0\].name: '.*' is not a feature name"):
         project.load(_write(tmp_path, {"features": {"x86": [_feature(name=name)]}}))
@@ -394,7 +394,7 @@ def test_a13_a_feature_name_cannot_spell_a_targets_name(tmp_path: Path, name: st
     ({"hwcap": [64]}, r"hwcap\[0\]: 64 is above 63"),
     ({"xcomp_perm": 64}, r"xcomp_perm: 64 is above 63"),
 ])
-def test_a5_runtime_recipe_values_the_c_table_cannot_hold_are_refused(tmp_path: Path, recipe: dict[str, Any],
+def test_runtime_recipe_values_the_c_table_cannot_hold_are_refused(tmp_path: Path, recipe: dict[str, Any],
                                                                       message: str) -> None:
     """Huge xcr0/win_pf values were truncated in the C table with only compiler warnings."""
     with pytest.raises(InputError, match=message):
@@ -403,14 +403,14 @@ def test_a5_runtime_recipe_values_the_c_table_cannot_hold_are_refused(tmp_path: 
 
 @pytest.mark.parametrize("entry", [[1, 0, "edx"], ["1", 0, "edx", 26], [1, 0, "exx", 26], [1, 0, "edx", 32],
                                    [1, 0, "edx", 26, 0], 7])
-def test_a3_a_malformed_cpuid_entry_is_one_line(tmp_path: Path, entry: Any) -> None:
+def test_a_malformed_cpuid_entry_is_one_line(tmp_path: Path, entry: Any) -> None:
     """A malformed cpuid entry crashed every setup (a traceback while the run-time table was written)."""
     with pytest.raises(InputError, match=r"features file '.*f.json': features.x86\[0\].runtime.\*.cpuid\[0\]"):
         project.load(_write(tmp_path, {"features": {"x86": [_feature(runtime={"*": {"cpuid": [entry]}})]}}))
 
 
 @pytest.mark.parametrize("probe", ["a\u0000b/p.c", "\ud800/p.c", "dir\n/p.c"])
-def test_a4_a_nul_or_lone_surrogate_in_a_probe_path_is_one_line(tmp_path: Path, probe: str) -> None:
+def test_a_nul_or_lone_surrogate_in_a_probe_path_is_one_line(tmp_path: Path, probe: str) -> None:
     """A NUL or a lone surrogate in a probe path was a traceback (ValueError, UnicodeEncodeError)."""
     path = tmp_path / "f.json"
     path.write_text(json.dumps({"features": {"x86": [_feature(probe=probe)]}}))
@@ -418,7 +418,7 @@ def test_a4_a_nul_or_lone_surrogate_in_a_probe_path_is_one_line(tmp_path: Path, 
         project.load(path)
 
 
-def test_a4_the_bounded_reader_refuses_such_a_path_in_one_line() -> None:
+def test_the_bounded_reader_refuses_such_a_path_in_one_line() -> None:
     from ccopt_meson import fsio
 
     for bad in ("a\0b", "\ud800"):

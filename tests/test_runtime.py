@@ -26,6 +26,8 @@ import pytest
 from ccopt_meson import emit_runtime, tables
 from ccopt_meson.tables import Table
 
+from .helpers import clean_env
+
 ROOT = Path(__file__).resolve().parent.parent
 RUNTIME = ROOT / "ccopt_meson" / "runtime"
 LIB = ("ccopt_cpu.c",)
@@ -156,7 +158,7 @@ def build(tmp_path_factory: pytest.TempPathFactory) -> Builder:
 
 
 def _env(extra: Mapping[str, str] | None) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("CCOPT_", "QEMU_"))}
+    env = clean_env("QEMU_")
     env.update(extra or {})
     return env
 
@@ -710,7 +712,7 @@ def driver(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def run_with_env(exe: Path, var: str, value: bytes, tmp: Path) -> bytes:
     (tmp / "value").write_bytes(value)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CCOPT_")}
+    env = clean_env()
     r = subprocess.run([str(exe), var, str(tmp / "value")], env=env, capture_output=True, timeout=60)
     assert r.returncode == 0, r.stderr[-2000:]
     return r.stderr

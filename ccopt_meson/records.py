@@ -80,19 +80,22 @@ class Request(NamedTuple):
         it says them (``CCOPT_CPU_BASELINE_CAUSE`` / ``_CURE``): an option naming features, the user's own CPU
         choice (and whether it is in ``c_args`` or the compiler command), or what the compiler targets alone.
         Only words a C string literal and Meson's argument quoting carry unchanged."""
-        req = self
-        option = req.baseline.strip()
+        option = " ".join(self.baseline.split())
         raised = option.lower() not in ("detect", "none", "")
-        picked = [a for a in req.compile_args() if picks_cpu(a)] if req.baseline_detect != "disabled" else []
-        where = f"{req.lang}_args" if all(a in req.args for a in picked) else "the compiler command"
-        causes = [f"cpu-baseline={_said(option, 'its value')}"] if raised else []
-        cures = ["-Dccopt-meson:cpu-baseline=detect"] if raised else []
+        picked = [a for a in self.compile_args() if picks_cpu(a)] if self.baseline_detect != "disabled" else []
+        where = f"{self.lang}_args" if all(a in self.args for a in picked) else "the compiler command"
+        causes, cures = [], []
+        if raised:
+            shown = option if " " not in option else f"({option})"
+            causes.append(f"cpu-baseline={shown}" if _sayable(option) else "cpu-baseline")
+            cures.append("-Dccopt-meson:cpu-baseline=detect")
         if picked:
-            causes.append(f"{' '.join(_said(a, 'a CPU choice') for a in picked)} in {where}")
+            causes.append(" ".join(a if _sayable(a) and " " not in a else "a CPU choice" for a in picked)
+                          + f" in {where}")
             cures.append(f"a lower CPU (or none) in {where}")
         elif not raised:
             causes.append("what the compiler targets by default")
-            cures.append(f"a lower CPU in {req.lang}_args (-march= or the compiler's spelling)")
+            cures.append(f"a lower CPU in {self.lang}_args (-march= or the compiler's spelling)")
         return "set by " + " and ".join(causes), "build it with " + " and ".join(cures)
 
 
@@ -287,6 +290,6 @@ class Detection(NamedTuple):
         }
 
 
-def _said(word: str, otherwise: str) -> str:
-    """``word`` when a message compiled into C may quote it as it is, else ``otherwise``."""
-    return word if re.fullmatch(r"[A-Za-z0-9_.,+=:/-]{1,60}", word) else otherwise
+def _sayable(words: str) -> bool:
+    """May a message compiled into C (a string literal in a ``-D`` Meson quotes) quote ``words`` as they are?"""
+    return re.fullmatch(r"[A-Za-z0-9_.,+=:/ -]{1,60}", words) is not None

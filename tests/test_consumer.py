@@ -310,8 +310,10 @@ BELOW_BASELINE = [  # (request fields, what the below-baseline line says set the
      "build it with -Dccopt-meson:cpu-baseline=detect and a lower CPU (or none) in cpp_args"),
     ({}, "set by what the compiler targets by default",
      "build it with a lower CPU in c_args (-march= or the compiler's spelling)"),
+    ({"baseline": "min  avx2"}, "set by cpu-baseline=(min avx2)", "build it with -Dccopt-meson:cpu-baseline=detect"),
     ({"baseline": "sse2 $\"x", "baseline_detect": "disabled", "args": ("-march=haswell",)},
-     "set by cpu-baseline=its value", "build it with -Dccopt-meson:cpu-baseline=detect"),
+     "set by cpu-baseline", "build it with -Dccopt-meson:cpu-baseline=detect"),
+    ({"args": ("-march=\"x\"",)}, "set by a CPU choice in c_args", "build it with a lower CPU (or none) in c_args"),
 ]
 
 

@@ -246,6 +246,36 @@ def test_no_fixed_identifier_lies_in_the_namespaces_of_feature_names() -> None:
                     for n in names} | set(spaces)  # the spaces themselves: ccopt_cpu.h's CCOPT_CPU_F_##NAME
 
 
+@needs_x86_64
+def test_feature_names_spelled_like_the_run_times_identifiers_build_even_in_one_unity_file(tmp_path: Path) -> None:
+    """tests/projects/namespace names its features NRECIPES, API, TABLE_H, CHECK_BASELINE, ...: the table, the
+    run-time and ccopt-cpu-info compile with them warning-free, also as one file in the order a unity build
+    takes (ccopt_cpu_info.c first: the table's data part and syscall() were missing), and each name is its own id."""
+    from ccopt_meson import project
+
+    gcc = need("gcc")
+    proj = project.load(ROOT / "tests" / "projects" / "namespace" / "features.json")
+    emit_runtime.write_table(tmp_path, project=proj)
+    names = ["SSE2", "NRECIPES", "NAMES_TEXT_MAX", "BASELINE_OPTION", "MACHINE", "MAX_FEATURE", "H", "API",
+             "TABLE_H", "TABLE_DATA", "CHECK_BASELINE"]
+    unity = "".join(f'#include "{RUNTIME / name}"\n' for name in ("ccopt_cpu_info.c", "ccopt_cpu.c"))
+    (tmp_path / "unity.c").write_text(unity)
+    checks = " && ".join(f'strcmp(ccopt_cpu_name(CCOPT_CPU_ID({n})), "{n}") == 0 && CCOPT_CPU_HAVE({n}) >= 0'
+                         for n in names)
+    (tmp_path / "names.c").write_text(f'#include <string.h>\n#include "ccopt_cpu.h"\n'
+                                      f"int main(void) {{ return ({checks}) ? 0 : 1; }}\n")
+    inc = ["-I", str(tmp_path), "-I", str(RUNTIME)]
+    for exe, sources in (("info", ["unity.c"]), ("names", ["names.c", str(RUNTIME / "ccopt_cpu.c")])):
+        subprocess.run([gcc, *WARNINGS, *inc, *(str(tmp_path / s) for s in sources), "-o", str(tmp_path / exe)],
+                       check=True)
+    info = subprocess.run([str(tmp_path / "info"), "--json"], capture_output=True, text=True, env=clean_env())
+    assert list(json.loads(info.stdout)["features"]) == names, info.stdout + info.stderr
+    assert subprocess.run([str(tmp_path / "names")], env=clean_env()).returncode == 0
+    # the built-in tables hold AMX, whose lazy request calls syscall(): declared under -std=c99 too
+    emit_runtime.write_table(tmp_path)
+    subprocess.run([gcc, *WARNINGS, *inc, str(tmp_path / "unity.c"), "-o", str(tmp_path / "info")], check=True)
+
+
 def test_every_feature_has_a_runtime_recipe_unless_disabled() -> None:
     for m in tables.machines():
         for name, feat in table(m.name).features.items():

@@ -241,6 +241,8 @@ def parse(raw: bytes, project: Project | None = None, reader: bool = False) -> S
     """The content of a cache file; CacheError naming the first problem."""
     try:
         doc = schema.decode(raw)
+    except schema.DuplicateKey as exc:
+        raise CacheError(f"not valid JSON: {exc}") from exc
     except TableError as exc:
         raise CacheError("not valid JSON") from exc
     if not isinstance(doc, dict) or doc.get("generator") != fsio.MARK:

@@ -28,7 +28,7 @@ from .errors import TableError
 from .tables import Machine, Project, Table, families, machines, macro_name, reference_compiler, table_for
 from .version import __version__
 
-__all__ = ["HEADER_NAME", "runtime_table_header", "feature_ids", "write_table", "main"]
+__all__ = ["HEADER_NAME", "FEATURE_ID", "FEATURE_BASE", "runtime_table_header", "feature_ids", "write_table", "main"]
 
 HEADER_NAME = "ccopt_cpu_table.h"
 # Runtime implications are hardware facts: the reference compiler's table (compilers.json) states
@@ -37,6 +37,12 @@ _REGS = ("eax", "ebx", "ecx", "edx")
 _METHODS = ("cpuid", "auxv", "sysctl", "win_pf", "xcomp_perm")
 # Microarchitecture levels (x86-64-v2 ...) are ordinary features named <ARCH>_V<n>.
 _LEVEL = re.compile(r"_V[0-9]+$")
+# The C names made from a feature name live in namespaces of their own, which no fixed identifier of the
+# run-time enters (tests/test_runtime.py reads every one): CCOPT_CPU_F_API is the feature API, and
+# CCOPT_CPU_API stays the run-time's declaration knob whatever a features file names.  ccopt_cpu.h's
+# CCOPT_CPU_ID and CCOPT_CPU_HAVE spell FEATURE_ID too.
+FEATURE_ID = "CCOPT_CPU_F_{}"
+FEATURE_BASE = "CCOPT_CPU_BASE_F_{}"
 
 
 @dataclass(frozen=True)
@@ -120,10 +126,10 @@ def _emit_enum(out: _Lines, ids: Mapping[str, int], project: Project | None) -> 
         out.add(f"    /* {fam} */")
         for name in tables[fam].features:
             if ids[name] >= len(done):  # not yet emitted by an earlier family
-                out.add(f"    CCOPT_CPU_{name} = {ids[name]},")
+                out.add(f"    {FEATURE_ID.format(name)} = {ids[name]},")
                 done.append(name)
             else:
-                out.add(f"    /* CCOPT_CPU_{name} = {ids[name]}, above */")
+                out.add(f"    /* {FEATURE_ID.format(name)} = {ids[name]}, above */")
     out.add(f"    CCOPT_CPU_MAX_FEATURE = {len(ids)}", "};")
 
 
@@ -138,8 +144,8 @@ def _emit_common_data(out: _Lines, ids: Mapping[str, int], have: Callable[[str],
     out.add(*(f"    {_c_string(n)}," for n in ids))
     out.add("};", "", f"/* 1 when the build's baseline includes the feature (-D{have('<NAME>')}). */")
     for name in ids:
-        out.add(f"#ifdef {have(name)}", f"#define CCOPT_CPU_BASE_{name} 1",
-                "#else", f"#define CCOPT_CPU_BASE_{name} 0", "#endif")
+        base = FEATURE_BASE.format(name)
+        out.add(f"#ifdef {have(name)}", f"#define {base} 1", "#else", f"#define {base} 0", "#endif")
     out.add(
         "",
         "/* One (leaf, subleaf) pair that cpuid is asked for. */",
@@ -155,7 +161,7 @@ def _emit_common_data(out: _Lines, ids: Mapping[str, int], have: Callable[[str],
         "/* How one feature is detected on this machine; absent methods are zero.  The",
         " * initializers below are positional (designated ones are not C++ before C++20). */",
         "typedef struct ccopt_cpu_recipe {",
-        "    int id;                           /* CCOPT_CPU_<NAME> */",
+        "    int id;                           /* CCOPT_CPU_F_<NAME> */",
         "    unsigned char baseline;           /* its HAVE macro was defined at build time */",
         "    unsigned char always;             /* part of the architecture */",
         "    unsigned char cpuid;              /* detectable with cpuid: all cpuid bits set and XCR0 ok */",
@@ -204,19 +210,20 @@ class _MachineData:
         for key, flag in used.items():
             self.uses[key] = self.uses[key] or flag
         sysctl = _c_string(rt["sysctl"]) if "sysctl" in rt else "NULL"
-        row = (f"CCOPT_CPU_{name}, CCOPT_CPU_BASE_{name}, {int(bool(rt.get('always')))}, {int(used['cpuid'])}, "
-               f"{int(used['auxv'])}, {len(self.bits)}, {len(cpuid_bits)}, 0x{rt.get('xcr0', 0):x}UL, "
-               f"0x{hwcap:x}ULL, 0x{hwcap2:x}ULL, {sysctl}, {win_pf}, {xcomp}, {self.n_implies}, {len(closure)}")
+        row = (f"{FEATURE_ID.format(name)}, {FEATURE_BASE.format(name)}, {int(bool(rt.get('always')))}, "
+               f"{int(used['cpuid'])}, {int(used['auxv'])}, {len(self.bits)}, {len(cpuid_bits)}, "
+               f"0x{rt.get('xcr0', 0):x}UL, 0x{hwcap:x}ULL, 0x{hwcap2:x}ULL, {sysctl}, {win_pf}, {xcomp}, "
+               f"{self.n_implies}, {len(closure)}")
         notes = [f"{key} {_bit_list(rt[key])}" for key in ("hwcap", "hwcap2") if rt.get(key)]
         self.recipes.append(f"{{{row}}}, /* {name}{': ' + '; '.join(notes) if notes else ''} */")
         self.bits.extend(f"{{{self.leaves.index((b.leaf, b.subleaf))}, {b.reg}, {b.bit}}}, /* {name}: "
                          f"leaf 0x{b.leaf:x}.{b.subleaf} {_REGS[b.reg]} bit {b.bit} */" for b in cpuid_bits)
         if closure:
-            text = f"/* {name} */ " + " ".join(f"CCOPT_CPU_{n}," for n in closure)
+            text = f"/* {name} */ " + " ".join(f"{FEATURE_ID.format(n)}," for n in closure)
             self.implies.extend(textwrap.wrap(text, 100, subsequent_indent="    ", break_on_hyphens=False))
             self.n_implies += len(closure)
         if level:
-            self.levels.append(f"CCOPT_CPU_{name},")
+            self.levels.append(f"{FEATURE_ID.format(name)},")
 
 
 def _bit_list(bits: Iterable[int]) -> str:

@@ -183,6 +183,8 @@ def _configure_lines(det: Detection, path: str) -> list[tuple[str, str]]:
         ("baseline_defines", _args_field(det.defines(det.baseline) if det.baseline else [], "baseline argument")),
         ("dispatch_names", " ".join(det.dispatch)),
         ("baseline_request", check_field(det.baseline_request(), "baseline request", spaces=True)),
+        # the run-time's words for a CPU below the baseline: what set it, and what lowers it
+        *zip(("baseline_cause", "baseline_cure"), det.request.baseline_cause()),
         ("cache_hit", "true" if det.cache_hit else "false"),
         ("probes", str(det.probes)),
         ("feature_file", check_field(os.path.realpath(path), "build directory", spaces=True)),

@@ -10,6 +10,8 @@ the build directory.  It becomes JSON only in ``to_json`` (``--json`` output).
 
 from __future__ import annotations
 
+import re
+
 from ._record import TYPE_CHECKING, NamedTuple
 from .compiler import program_prefix
 from .tables import compiler_spec, default_macro_prefix, macro_style, picks_cpu
@@ -72,6 +74,29 @@ class Request(NamedTuple):
         CPU, asks for 'native' or marks a debug build counts wherever it was written: every object is
         compiled with both."""
         return (*self.command[len(program_prefix(self.command)):], *self.args)
+
+    def baseline_cause(self) -> tuple[str, str]:
+        """What set the baseline, and a change of the build that lowers it, as the run-time's line for a CPU below
+        it says them (``CCOPT_CPU_BASELINE_CAUSE`` / ``_CURE``): an option naming features, the user's own CPU
+        choice (and whether it is in ``c_args`` or the compiler command), or what the compiler targets alone.
+        Only words a C string literal and Meson's argument quoting carry unchanged."""
+        option = " ".join(self.baseline.split())
+        raised = option.lower() not in ("detect", "none", "")
+        picked = [a for a in self.compile_args() if picks_cpu(a)] if self.baseline_detect != "disabled" else []
+        where = f"{self.lang}_args" if all(a in self.args for a in picked) else "the compiler command"
+        causes, cures = [], []
+        if raised:
+            shown = option if " " not in option else f"({option})"
+            causes.append(f"cpu-baseline={shown}" if _sayable(option) else "cpu-baseline")
+            cures.append("-Dccopt-meson:cpu-baseline=detect")
+        if picked:
+            causes.append(" ".join(a if _sayable(a) and " " not in a else "a CPU choice" for a in picked)
+                          + f" in {where}")
+            cures.append(f"a lower CPU (or none) in {where}")
+        elif not raised:
+            causes.append("what the compiler targets by default")
+            cures.append(f"a lower CPU in {self.lang}_args (-march= or the compiler's spelling)")
+        return "set by " + " and ".join(causes), "build it with " + " and ".join(cures)
 
 
 # What a message calls a request field: the option (or the input) it came from.
@@ -263,3 +288,8 @@ class Detection(NamedTuple):
             "headers": list(f.headers), "autovec": bool(f.flags), "detect": [name],
             "extra_checks": {e: self.outcomes[e].supported for e in f.extra_checks if e in self.outcomes},
         }
+
+
+def _sayable(words: str) -> bool:
+    """May a message compiled into C (a string literal in a ``-D`` Meson quotes) quote ``words`` as they are?"""
+    return re.fullmatch(r"[A-Za-z0-9_.,+=:/ -]{1,60}", words) is not None

@@ -21,7 +21,8 @@ from .errors import InputError, TableError, did_you_mean
 if TYPE_CHECKING:
     from typing import Any, Callable, Mapping
 
-__all__ = ["Document", "read_json", "decode", "schema_file", "check", "read_document", "validate_schema"]
+__all__ = ["Document", "DuplicateKey", "read_json", "decode", "schema_file", "check", "read_document",
+           "validate_schema"]
 
 _DATA = os.path.join(os.path.dirname(os.path.realpath(__file__)), "data")
 
@@ -33,11 +34,33 @@ class Document(NamedTuple):
     value: Any
 
 
+class DuplicateKey(TableError):
+    """A key given twice in one JSON object: ``json.loads`` keeps the last one without a word, so a features
+    file's second ``"flags"`` (or a cache's) would win in silence."""
+
+
+class _Duplicate(ValueError):  # raised inside json.loads, which lets only ValueError through unchanged
+    pass
+
+
+def _unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    obj = dict(pairs)
+    if len(obj) != len(pairs):  # the common case costs one comparison
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _Duplicate(f"the key {json.dumps(key)[:60]} appears twice in one object; keep one of them")
+            seen.add(key)
+    return obj
+
+
 def decode(raw: bytes) -> Any:
     """The JSON value of ``raw``; TableError for anything that is not JSON text (nesting too deep for the
-    parser, bytes that are not UTF-8 included)."""
+    parser, bytes that are not UTF-8 included), DuplicateKey for an object that holds a key twice."""
     try:
-        return json.loads(raw.decode("utf-8"))
+        return json.loads(raw.decode("utf-8"), object_pairs_hook=_unique)
+    except _Duplicate as exc:
+        raise DuplicateKey(str(exc)) from exc
     except (ValueError, RecursionError) as exc:  # UnicodeDecodeError is a ValueError
         raise TableError(f"not valid JSON: {str(exc)[:120]}") from exc
 

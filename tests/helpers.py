@@ -30,11 +30,18 @@ ROOT_REASON = "runs as root: permission bits do not stop root (CI runs as root)"
 CACHE = "ccopt-features.json"
 
 
+def clean_env(*prefixes: str, drop: Sequence[str] = (), **extra: str) -> dict[str, str]:
+    """This process's environment without ccopt's variables (``CCOPT_*``: masks, tracing, flushes) nor those
+    starting with ``prefixes`` or named in ``drop``, plus ``extra``: what a test's child process sees."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CCOPT_", *prefixes)) and k not in drop}
+    env.update(extra)
+    return env
+
+
 def cli(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None,
         timeout: float = 120, pythonpath: Path = ROOT) -> subprocess.CompletedProcess[str]:
     """``python -m ccopt_meson ARGS`` in a clean environment (no CCOPT_*, CFLAGS or CPPFLAGS leaking in)."""
-    full = {k: v for k, v in os.environ.items()
-            if not k.startswith(("CCOPT_", "FAKECC_", "MESON_")) and k not in ("CFLAGS", "CPPFLAGS")}
+    full = clean_env("FAKECC_", "MESON_", drop=("CFLAGS", "CPPFLAGS"))
     full["PYTHONPATH"] = os.pathsep.join([str(pythonpath), *filter(None, [os.environ.get("PYTHONPATH")])])
     full.update(env or {})
     return subprocess.run([sys.executable, "-m", "ccopt_meson", *args], capture_output=True, text=True,
@@ -100,8 +107,7 @@ def watch(path: Path, check: Callable[[bytes], None], stop: threading.Event, see
 
 
 def race(commands: Sequence[Sequence[str]], watched: Path, check: Callable[[bytes], None]) -> list[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CCOPT_")}
-    env["PYTHONPATH"] = str(ROOT)
+    env = clean_env(PYTHONPATH=str(ROOT))
     stop, seen, errors = threading.Event(), [], []
 
     def guarded() -> None:

@@ -348,6 +348,8 @@ CACHE_FAULTS: list[Any] = [
     pytest.param(lambda good: bytes(random.Random(3).randrange(256) for _ in range(2048)), "not valid JSON", False,
                  id="random-bytes"),
     pytest.param(lambda good: b"[" * 100000, "not valid JSON", False, id="nested-too-deep"),
+    pytest.param(lambda good: b'{"schema_version": 0, ' + good.lstrip()[1:],
+                 'not valid JSON: the key "schema_version" appears twice in one object', False, id="key-given-twice"),
     pytest.param(lambda good: b"null", "not written by ccopt-meson", False, id="json-null"),
     pytest.param(lambda good: b'{"schema_version": 2, "cache": []}', "not written by ccopt-meson", False,
                  id="unmarked-object"),
@@ -928,7 +930,7 @@ def test_another_features_file_than_the_builds_is_refused(tmp_path: Path) -> Non
     ("args", ("-DA=\x01",), "a compile argument (args[0]): '-DA=\\x01' is not"),
     ("dispatch", "avx2 " * 14000, "cpu-dispatch: 'avx2 avx2 avx2 avx2 avx2 avx2 avx2 avx2 ' is not at most 65536"),
 ])
-def test_a14_a_value_the_cache_cannot_hold_is_refused_before_it_is_answered(
+def test_a_value_the_cache_cannot_hold_is_refused_before_it_is_answered(
         tmp_path: Path, field: str, value: Any, message: str) -> None:
     """It was answered, then written to a cache its own reader refused: every later run probed again and
     'targets' said 'run flush', which could not fix it."""
@@ -940,14 +942,14 @@ def test_a14_a_value_the_cache_cannot_hold_is_refused_before_it_is_answered(
 
 
 @pytest.mark.parametrize("expression", ["min\tavx2", "min\navx2\r\n", "avx2 " * 2000])
-def test_a14_an_expression_the_grammar_takes_is_one_the_cache_holds(tmp_path: Path, expression: str) -> None:
+def test_an_expression_the_grammar_takes_is_one_the_cache_holds(tmp_path: Path, expression: str) -> None:
     detect(REQ._replace(dispatch=expression), build_dir=tmp_path, runner=FakeCompiler())
     assert cache.load(tmp_path / CACHE) is not None
     second = detect(REQ._replace(dispatch=expression), build_dir=tmp_path, runner=FakeCompiler())
     assert second.cache_hit
 
 
-def test_a15_a_temporary_file_a_killed_write_left_is_removed_by_the_next_run_and_flush(tmp_path: Path) -> None:
+def test_a_temporary_file_a_killed_write_left_is_removed_by_the_next_run_and_flush(tmp_path: Path) -> None:
     """A kill at rename() left a .tmp that no later run or flush removed."""
     dead = subprocess.Popen(["true"])
     dead.wait()
@@ -969,7 +971,7 @@ def test_a15_a_temporary_file_a_killed_write_left_is_removed_by_the_next_run_and
     assert not left.exists() and theirs.exists()
 
 
-def test_a11_another_assembler_first_on_path_probes_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_another_assembler_first_on_path_probes_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The 'as' gcc finds on PATH was not in the key: a stale hit kept 0 AVX512F targets after the PATH
     was fixed (or the other way round)."""
     build = tmp_path / "build"
@@ -984,7 +986,7 @@ def test_a11_another_assembler_first_on_path_probes_again(tmp_path: Path, monkey
     assert detect(REQ, build_dir=build, runner=FakeCompiler()).cache_hit
 
 
-def test_f25_a_probe_edited_after_configure_is_named_with_the_command_that_configures_again(tmp_path: Path) -> None:
+def test_a_probe_edited_after_configure_is_named_with_the_command_that_configures_again(tmp_path: Path) -> None:
     """A probe edited after configure: 'targets' said "--features-file 'F' is not the features file this build was
     configured with (F)", the same path twice, and 'report' advised a reconfigure "ninja does", which ninja does
     not do for a probe (meson.build reads the features file only).  Both now say what changed and the command

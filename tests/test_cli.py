@@ -195,7 +195,7 @@ def test_targets_imports_nothing_heavy(configured: list[str], tmp_path: Path) ->
 
 
 @pytest.mark.parametrize("columns", ["", "abc", "-5", "0", "99999999999999999999", "٣٣"])
-def test_a17_an_invalid_columns_is_ignored(columns: str) -> None:
+def test_an_invalid_columns_is_ignored(columns: str) -> None:
     """An empty or non-numeric COLUMNS crashed every command, meson setup included."""
     r = cli("features", "--arch", "x86_64", env={"COLUMNS": columns})
     assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
@@ -203,7 +203,7 @@ def test_a17_an_invalid_columns_is_ignored(columns: str) -> None:
     assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
 
 
-def test_f14_without_features_file_the_cache_s_own_is_used_or_named(tmp_path: Path) -> None:
+def test_without_features_file_the_cache_s_own_is_used_or_named(tmp_path: Path) -> None:
     """'targets' without --features-file refused '#carry' and ADX, names of the build's own features file, though
     its feature cache records that file: the names are read with it.  'explain --build-dir' on a directory that is
     not a Meson build dir (detect's cache) answers for the options given: a name of the features file its cache

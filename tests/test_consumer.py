@@ -4,7 +4,6 @@ consumer's tests use, and the small things a new user tripped over (issue 10, po
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
 from pathlib import Path
@@ -21,7 +20,7 @@ from ccopt_meson.resolve import Token, tokenize
 from ccopt_meson.tables import DATA_DIR
 
 from .conftest import ROOT, FakeCompiler, need
-from .helpers import x86_gcc
+from .helpers import clean_env, x86_gcc
 
 RUNTIME = DATA_DIR.parent / "runtime"
 
@@ -44,7 +43,7 @@ def compile_and_run(tmp: Path, gcc: str, main_c: str, env: dict[str, str] | None
     inc = ["-I", str(tmp), "-I", str(RUNTIME)]
     subprocess.run([gcc, "-std=c99", "-Wall", "-Wextra", "-Werror", *inc, str(tmp / "main.c"), *extra,
                     str(RUNTIME / "ccopt_cpu.c"), "-o", str(exe)], check=True)
-    return subprocess.run([str(exe)], capture_output=True, text=True, env={**os.environ, **(env or {})})
+    return subprocess.run([str(exe)], capture_output=True, text=True, env=clean_env(**(env or {})))
 
 
 # --------------------------------------------------------------------------- headers that compose
@@ -301,6 +300,31 @@ def test_report_says_what_raised_the_baseline(fake: Callable[..., Any]) -> None:
     assert detect(Request(command=("fakecc",)), runner=fake()).baseline_request() == "'detect'"
 
 
+BELOW_BASELINE = [  # (request fields, what the below-baseline line says set the baseline, the cure it offers)
+    ({"args": ("-march=haswell",)}, "set by -march=haswell in c_args", "build it with a lower CPU (or none) in c_args"),
+    ({"command": ("fakecc", "-march=haswell")}, "set by -march=haswell in the compiler command",
+     "build it with a lower CPU (or none) in the compiler command"),
+    ({"baseline": "avx2"}, "set by cpu-baseline=avx2", "build it with -Dccopt-meson:cpu-baseline=detect"),
+    ({"baseline": "avx2", "args": ("-O2", "-march=haswell"), "lang": "cpp"},
+     "set by cpu-baseline=avx2 and -march=haswell in cpp_args",
+     "build it with -Dccopt-meson:cpu-baseline=detect and a lower CPU (or none) in cpp_args"),
+    ({}, "set by what the compiler targets by default",
+     "build it with a lower CPU in c_args (-march= or the compiler's spelling)"),
+    ({"baseline": "min  avx2"}, "set by cpu-baseline=(min avx2)", "build it with -Dccopt-meson:cpu-baseline=detect"),
+    ({"baseline": "sse2 $\"x", "baseline_detect": "disabled", "args": ("-march=haswell",)},
+     "set by cpu-baseline", "build it with -Dccopt-meson:cpu-baseline=detect"),
+    ({"args": ("-march=\"x\"",)}, "set by a CPU choice in c_args", "build it with a lower CPU (or none) in c_args"),
+]
+
+
+@pytest.mark.parametrize("fields,cause,cure", BELOW_BASELINE)
+def test_the_below_baseline_line_names_what_set_the_baseline_and_a_cure_that_lowers_it(
+        fields: dict[str, Any], cause: str, cure: str) -> None:
+    """-Dc_args=-march=haswell advised -Dccopt-meson:cpu-baseline=detect, which was already the setting: the
+    cure is now the change of whatever raised the baseline, and the default option is never offered."""
+    assert Request(**{"command": ("fakecc",), **fields}).baseline_cause() == (cause, cure)
+
+
 # --------------------------------------------------------------------------- the run-time knobs tests use
 
 
@@ -315,7 +339,7 @@ def cpu_info(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def info(exe: Path, env: dict[str, str] | None = None) -> tuple[dict[str, bool], str]:
-    base = {k: v for k, v in os.environ.items() if not k.startswith("CCOPT_")}
+    base = clean_env()
     r = subprocess.run([str(exe), "--json"], capture_output=True, text=True, env={**base, **(env or {})}, check=True)
     return json.loads(r.stdout)["features"], r.stderr
 
@@ -335,7 +359,7 @@ def test_enable_baseline_keeps_only_the_baseline(cpu_info: Path) -> None:
 def test_run_as_sets_the_environment_or_skips(cpu_info: Path) -> None:
     have, _ = info(cpu_info)
     show = ["sh", "-c", 'echo "$CCOPT_ENABLE_CPU_FEATURES"']
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CCOPT_")}
+    env = clean_env()
     r = subprocess.run([str(cpu_info), "--run-as", "BASELINE", *show], capture_output=True, text=True, env=env)
     assert (r.returncode, r.stdout.strip()) == (0, "BASELINE")
     present = [n for n, ok in have.items() if ok]

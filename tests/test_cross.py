@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from .conftest import ROOT, need
+from .helpers import clean_env
 from .test_meson import Build, project
 
 pytestmark = pytest.mark.slow
@@ -44,10 +45,9 @@ def test_x86_models(native_build: Path, model: str, expected: str) -> None:
 
 
 def test_env_mask_picks_the_next_lower_target(native_build: Path) -> None:
-    import os
 
     qemu = need("qemu-x86_64-static")
-    env = dict(os.environ, CCOPT_DISABLE_CPU_FEATURES="AVX2")
+    env = clean_env(CCOPT_DISABLE_CPU_FEATURES="AVX2")
     assert picked([qemu, "-cpu", "Haswell", str(native_build / "test_dot")], env) == "X86_V2"
 
 

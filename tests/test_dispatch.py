@@ -378,7 +378,7 @@ def _targets(arg: str, feature: Path, out: Path) -> subprocess.CompletedProcess[
     ("k.c: $werror $maxopt", "targets of k.c: the target list names no target, only the policies '$maxopt $werror'"),
     ("stated.c", "stated.c:2: the target list names no target, only the policy '$noheader'"),
 ])
-def test_f12_a_list_of_policies_alone_is_one_error(tmp_path: Path, gcc12_x86_64_feature_file: Path, arg: str,
+def test_a_list_of_policies_alone_is_one_error(tmp_path: Path, gcc12_x86_64_feature_file: Path, arg: str,
                                                    message: str) -> None:
     """'k.c: $noheader', 'k.c: $maxopt' and /*@targets $noheader */ exited 0 without a line: the source left
     the build in silence.  A list of another machine's names still names targets (one list serves all)."""
@@ -390,7 +390,7 @@ def test_f12_a_list_of_policies_alone_is_one_error(tmp_path: Path, gcc12_x86_64_
         assert _targets(fine, gcc12_x86_64_feature_file, tmp_path).returncode == 0, fine
 
 
-def test_f12_an_empty_list_is_numpy_s_computed_nothing_and_says_so(tmp_path: Path,
+def test_an_empty_list_is_numpy_s_computed_nothing_and_says_so(tmp_path: Path,
                                                                  gcc12_x86_64_feature_file: Path) -> None:
     """'k.c: ' is what numpy computes for -Ddisable-intel-sort (docs/how-to/own-runtime.md): no version and a
     header that dispatches nothing, so its callers compile.  It is no error, but no longer silent: one note."""

@@ -187,7 +187,7 @@ def test_numpy_style_refuses_a_target_its_runtime_cannot_test(tmp_path: Path, fa
 # --------------------------------------------------------------------------- the macro protocol as data only
 
 
-def test_a8_a_prefix_the_ccopt_headers_cannot_follow_is_one_line(fake: Callable[..., Any]) -> None:
+def test_a_prefix_the_ccopt_headers_cannot_follow_is_one_line(fake: Callable[..., Any]) -> None:
     """macro-prefix=MY_ with the ccopt style compiled every version as *_BASELINE and failed at link
     (ccopt_dispatch.h reads CCOPT_TARGET): the style owns its prefix, the request is refused at once."""
     from ccopt_meson.errors import InputError
@@ -215,7 +215,7 @@ def test_every_macro_the_headers_read_is_spelled_by_macros_json() -> None:
     assert ccopt["prefix"] == macros_data()["default_prefix"]
 
 
-def test_a23_max_keeps_every_have_define_in_ccopts_own_protocol(tmp_path: Path, fake: Callable[..., Any]) -> None:
+def test_max_keeps_every_have_define_in_ccopts_own_protocol(tmp_path: Path, fake: Callable[..., Any]) -> None:
     """A features file's 'max' limits the HAVE names to those a project's own run-time knows; in ccopt's own
     protocol (whose run-time knows every name) it stripped CCOPT_HAVE_* defines of the baseline and targets."""
     from ccopt_meson.records import Macros

@@ -17,7 +17,6 @@ repository) and with the Python of examples/numpy/toolchain.py (a pinned venv; 3
 from __future__ import annotations
 
 import json
-import os
 import platform
 import re
 import subprocess
@@ -28,6 +27,7 @@ from typing import Mapping, Sequence
 import pytest
 
 from .conftest import IN_CI, ROOT, need, need_module
+from .helpers import clean_env
 
 EXAMPLE = ROOT / "examples" / "numpy"
 sys.path.insert(0, str(EXAMPLE))
@@ -136,7 +136,7 @@ BUILT = [prepare_numpy.CURRENT]  # 2.2.6's build is checked by hand (CI time): a
 
 
 def run(cmd: Sequence[str], cwd: Path, env: Mapping[str, str] | None = None, timeout: int = 900) -> str:
-    full_env = {k: v for k, v in os.environ.items() if not k.startswith(("CCOPT_", "NPY_", "PYTHON"))}
+    full_env = clean_env("NPY_", "PYTHON")
     full_env.update(env or {})
     r = subprocess.run(list(cmd), cwd=cwd, env=full_env, capture_output=True, text=True, timeout=timeout)
     assert r.returncode == 0, (f"{cmd} in {cwd} {dict(env or {})} exited {r.returncode}:\n"

@@ -8,6 +8,7 @@ each difference of two dumps.
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import http.server
 import io
@@ -25,6 +26,7 @@ from typing import Iterator
 import pytest
 
 from .conftest import ROOT, need
+from .helpers import clean_env
 
 sys.path.insert(0, str(ROOT / "examples" / "numpy"))
 import compare_builds  # noqa: E402
@@ -134,7 +136,7 @@ def page(*files: object) -> bytes:
     return json.dumps({"meta": {"api-version": "1.0"}, "name": "numpy", "files": list(files)}).encode()
 
 
-def test_f4_a_relative_file_url_is_resolved_against_the_index(index: str, tmp_path: Path) -> None:
+def test_a_relative_file_url_is_resolved_against_the_index(index: str, tmp_path: Path) -> None:
     Index.page = page({"filename": "numpy-9.9.9.tar.gz", "url": "../../files/numpy-9.9.9.tar.gz",
                        "hashes": {"sha256": Index.listed_sha}})  # was handed to urlopen as it is: a traceback
     assert prepare_numpy.fetch("9.9.9").read_bytes() == SDIST
@@ -155,7 +157,7 @@ UNEXPECTED_PAGES = {
 
 
 @pytest.mark.parametrize("body, message", UNEXPECTED_PAGES.values(), ids=UNEXPECTED_PAGES.keys())
-def test_f5_index_pages_of_unexpected_shape_are_one_line_each(index: str, body: bytes, message: str) -> None:
+def test_index_pages_of_unexpected_shape_are_one_line_each(index: str, body: bytes, message: str) -> None:
     Index.page = body
     with pytest.raises(SystemExit, match=rf"^prepare_numpy: http://\S+/simple/numpy/ {message}") as e:
         prepare_numpy.fetch("9.9.9")
@@ -163,7 +165,7 @@ def test_f5_index_pages_of_unexpected_shape_are_one_line_each(index: str, body: 
     assert Index.served == ["/simple/numpy/"]
 
 
-def test_f6_an_endless_download_ends_at_the_size_bound_with_one_line(index: str, tmp_path: Path,
+def test_an_endless_download_ends_at_the_size_bound_with_one_line(index: str, tmp_path: Path,
                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(prepare_numpy, "MAX_SDIST", 1 << 20)
     Index.endless = True  # was read into memory until a MemoryError
@@ -197,7 +199,7 @@ def port_of_9_9_9(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, applies: bool
 
 
 @pytest.mark.skipif(shutil.which("git") is None, reason="the port is applied with git")
-def test_f7_a_port_that_fails_leaves_no_unported_tree_under_the_ported_name(
+def test_a_port_that_fails_leaves_no_unported_tree_under_the_ported_name(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     dest = port_of_9_9_9(tmp_path, monkeypatch, applies=False)
     with pytest.raises(SystemExit, match=r"^prepare_numpy: examples/numpy/9.9.9/numpy-ccopt.patch does not apply "
@@ -213,7 +215,7 @@ def test_f7_a_port_that_fails_leaves_no_unported_tree_under_the_ported_name(
 
 
 @pytest.mark.skipif(shutil.which("git") is None, reason="the port is applied with git")
-def test_f7_a_port_that_succeeds_replaces_the_previous_tree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_port_that_succeeds_replaces_the_previous_tree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     dest = port_of_9_9_9(tmp_path, monkeypatch, applies=True)
     import bench.projects
 
@@ -230,13 +232,13 @@ def killed_in_scratch(parent: Path) -> int:
     code = ("import os, signal, sys; from pathlib import Path; import prepare_numpy\n"
             "with prepare_numpy.scratch(Path(sys.argv[1])): os.kill(os.getpid(), signal.SIGKILL)")
     r = subprocess.run([sys.executable, "-c", code, str(parent)], cwd=ROOT / "examples" / "numpy", timeout=60,
-                       env={**os.environ, "PYTHONPATH": str(ROOT / "examples" / "numpy")})
+                       env=clean_env(PYTHONPATH=str(ROOT / "examples" / "numpy")))
     assert r.returncode == -9
     (left,) = [p for p in parent.iterdir() if p.name.startswith(".prepare_numpy-")]
     return int(left.name.split("-")[1])
 
 
-def test_f20_a_later_run_sweeps_what_a_killed_run_left_and_nothing_else(index: str, tmp_path: Path) -> None:
+def test_a_later_run_sweeps_what_a_killed_run_left_and_nothing_else(index: str, tmp_path: Path) -> None:
     cache = tmp_path / "cache"
     cache.mkdir()
     dead = killed_in_scratch(cache)
@@ -263,7 +265,7 @@ def test_unknown_versions_and_missing_ports_are_named(index: str, tmp_path: Path
     assert Index.served == []  # refused before any download
 
 
-def test_f21_a_bad_timeout_a_cache_that_is_a_file_and_a_linked_destination_are_one_line_each(
+def test_a_bad_timeout_a_cache_that_is_a_file_and_a_linked_destination_are_one_line_each(
         index: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     for timeout in ("abc", "nan", "inf", "0", "-5"):  # nan disabled the limit
         monkeypatch.setenv("CCOPT_NUMPY_FETCH_TIMEOUT", timeout)  # read when a download starts, not at import
@@ -299,7 +301,7 @@ def fake_python(root: Path, name: str, minor: str, executable: bool = True) -> P
     return python
 
 
-def test_f19_pyenv_pre_releases_rank_below_releases_and_non_executables_are_skipped(
+def test_pyenv_pre_releases_rank_below_releases_and_non_executables_are_skipped(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     for name in ("3.12.0rc1", "3.12.3rc1", "3.12-dev"):
         fake_python(tmp_path, name, "3.12")
@@ -470,6 +472,30 @@ def test_record_writes_what_does_not_match_and_names_what_it_could_not(tmp_path:
     assert configure_numpy.record(tmp_path) == ([], ["2.5.5-s390x-defaults"])  # matches now: not remade
     assert configured == ["2.5.5-x86_64-gcc-defaults"] and written.read_bytes() == first
     assert sorted(p.name for p in tmp_path.iterdir()) == ["fork-dumps"]  # the scratch trees are gone
+
+
+@pytest.mark.parametrize("damage", ["truncated", "not gzip", "not a record"])
+def test_a_damaged_fork_record_is_one_line_naming_the_command_that_remakes_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, damage: str) -> None:
+    """A truncated record gave an EOFError traceback, also from --record, the command meant to remake it."""
+    case = configure_numpy.Case("2.5.5", "x86_64-gcc")
+    monkeypatch.setattr(configure_numpy, "CASES", [case])
+    monkeypatch.setattr(configure_numpy, "RECORDED", tmp_path / "fork-dumps")
+    monkeypatch.setattr(configure_numpy, "made_with", lambda case: {"case": case.id})
+    monkeypatch.setattr(configure_numpy, "missing_tools", lambda case: [])
+    monkeypatch.setattr(configure_numpy, "configure_fork", lambda case, dest: {"configured": True})
+    path = tmp_path / "fork-dumps" / f"{case.id}.json.gz"
+    path.parent.mkdir()
+    good = gzip.compress(json.dumps({"made_with": {"case": case.id}, "dump": {"configured": True}}).encode())
+    path.write_bytes({"truncated": good[:len(good) // 2], "not gzip": b"version https://git-lfs\n",
+                      "not a record": gzip.compress(b"[1, 2]")}[damage])
+    with pytest.raises(SystemExit) as exc:
+        configure_numpy.main([str(tmp_path / "np"), "--fork"])
+    line = str(exc.value.code)
+    assert len(line.splitlines()) == 1 and line.startswith(f"configure_numpy: the fork record {path.name} ")
+    assert line.endswith("; remake it with configure_numpy.py DEST --record"), line
+    assert configure_numpy.main([str(tmp_path / "np"), "--record"]) == 0  # remade, not a traceback
+    assert configure_numpy.read_record(path)["dump"] == {"configured": True}
 
 
 def test_fork_dump_says_when_no_record_matches_and_caches_what_it_configured(

@@ -26,6 +26,7 @@ from typing import Mapping, Sequence
 import pytest
 
 from .conftest import IN_CI, ROOT, need, need_module
+from .helpers import clean_env
 from .test_meson import Build, copy_repo
 
 pytestmark = pytest.mark.slow
@@ -131,7 +132,7 @@ def example_copy(tmp_path: Path) -> Path:
 
 
 def run(cmd: Sequence[str], env: Mapping[str, str] | None = None, cwd: Path | None = None) -> str:
-    full_env = {k: v for k, v in os.environ.items() if not k.startswith(("CCOPT_", "QEMU_"))}
+    full_env = clean_env("QEMU_")
     full_env.update(env or {})
     r = subprocess.run(list(cmd), capture_output=True, text=True, env=full_env, cwd=cwd, timeout=600)
     assert r.returncode == 0, (f"{shlex.join(cmd)} {dict(env or {})} exited {r.returncode} "

@@ -19,6 +19,7 @@ from ccopt_meson.errors import DispatchSourceError, InputError
 from ccopt_meson.resolve import tokenize
 
 from .conftest import need
+from .helpers import clean_env
 
 RUNTIME = tables.DATA_DIR.parent / "runtime"
 IS_X86_64 = os.uname().machine == "x86_64"
@@ -167,7 +168,7 @@ def _have(names: str) -> bool:
 def test_groups_and_bare_isa_dispatch_under_masks(dispatcher: Path, disabled: str, expected: str) -> None:
     if not _have("AVX512VL AVX512VBMI VPCLMULQDQ"):
         pytest.skip("this CPU lacks AVX512VBMI or VPCLMULQDQ")
-    env: dict[str, Any] = {k: v for k, v in os.environ.items() if not k.startswith("CCOPT_")}
+    env: dict[str, Any] = clean_env()
     env["CCOPT_DISABLE_CPU_FEATURES"] = disabled
     out = subprocess.run([str(dispatcher)], capture_output=True, text=True, env=env, timeout=60)
     assert out.returncode == 0 and out.stdout.split() == [expected], out.stderr

@@ -7,6 +7,7 @@ the ones whose source lies in the helper's scratch directory (``/ccopt-*/p<N>.c`
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import re
 import shutil
@@ -21,6 +22,7 @@ from bench.projects import copy_repo
 from ccopt_meson.version import __version__
 
 from .conftest import ROOT, need
+from .helpers import clean_env
 
 pytestmark = pytest.mark.slow
 PROBE = re.compile(r"/ccopt-[^/\s]+/p\d+\.c\b")
@@ -55,8 +57,7 @@ class Build:
         cxx_wrapper = tmp_path / f"{compiler}-log++"
         cxx_wrapper.write_text(f'#!/bin/sh\nprintf "%s\\n" "$*" >> "{self.log}"\nexec {cxx} "$@"\n')
         cxx_wrapper.chmod(0o755)
-        self.env = dict(os.environ, CC=str(wrapper), CXX=str(cxx_wrapper))
-        self.env.pop("CCOPT_FLUSH", None)
+        self.env = clean_env(CC=str(wrapper), CXX=str(cxx_wrapper))
         self.meson = meson or [sys.executable, "-m", "mesonbuild.mesonmain"]
 
     def run(self, *cmd: str, cwd: Path | None = None) -> str:
@@ -389,7 +390,7 @@ def test_the_version_loop_exercises_every_compiled_version_this_cpu_runs(tmp_pat
     runnable = {(s, v) for s, vs in COMPILED.items() for v in vs if _runs_on(v, usable)}
     assert set(re.findall(r"^picked (a|b) (\w+)$", out, re.M)) == runnable
     qemu = need("qemu-x86_64-static")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CCOPT_")}
+    env = clean_env()
     for model in ("Nehalem", "SandyBridge", "Haswell", "Haswell,-f16c"):
         doc = json.loads(subprocess.run([qemu, "-cpu", model, str(info), "--json"], capture_output=True, text=True,
                                         env=env, check=True).stdout)
@@ -580,7 +581,7 @@ def test_fine_targets_and_groups_build_and_dispatch(tmp_path: Path) -> None:
     b.meson_cmd("setup", str(b.dir))
     assert "picked" in b.meson_cmd("test", "-C", str(b.dir), "-v")
     exe = str(b.dir / "fine")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CCOPT_")}
+    env = clean_env()
     flags = set(Path("/proc/cpuinfo").read_text().split())
     if {"avx512vl", "avx512vbmi", "vpclmulqdq", "avx512bw"} <= flags:
         for masked, picked in FINE_PICKS:
@@ -624,7 +625,7 @@ def test_a_parents_own_options_take_effect_after_the_first_configure(tmp_path: P
 
 
 @pytest.mark.skipif(os.uname().machine != "x86_64", reason="the names are x86 ones")
-def test_a10_a_parents_baseline_reaches_every_object_and_the_runtime(tmp_path: Path) -> None:
+def test_a_parents_baseline_reaches_every_object_and_the_runtime(tmp_path: Path) -> None:
     """Following 'A parent's own options' with cpu-baseline=avx2, the BASELINE library got only SSE..SSE3 flags,
     the AVX512F version lacked -DCCOPT_HAVE_AVX2, the run-time kept the subproject's baseline and a baseline of
     none was impossible: the parent now builds its dependency and the run-time with its own baseline (the
@@ -644,7 +645,7 @@ def test_a10_a_parents_baseline_reaches_every_object_and_the_runtime(tmp_path: P
     flags = set(Path("/proc/cpuinfo").read_text().split())
     if "avx2" in flags:
         run = subprocess.run([str(b.dir / "main")], capture_output=True, text=True,
-                             env={**os.environ, "CCOPT_DISABLE_CPU_FEATURES": "AVX2"})
+                             env=clean_env(CCOPT_DISABLE_CPU_FEATURES="AVX2"))
         assert run.returncode == 0 and "AVX2" in run.stdout.split("'")[1], run.stdout + run.stderr
         assert "AVX2 is in the baseline this build requires and cannot be disabled" in run.stderr  # the run-time's
     b.meson_cmd("configure", str(b.dir), "-Dcpu-baseline=none")
@@ -657,7 +658,7 @@ def test_a10_a_parents_baseline_reaches_every_object_and_the_runtime(tmp_path: P
         assert "-msse" not in command and "CCOPT_HAVE_" not in command, command
 
 
-def test_a20_a_features_file_that_is_a_fifo_is_one_error_line_not_a_hang(tmp_path: Path) -> None:
+def test_a_features_file_that_is_a_fifo_is_one_error_line_not_a_hang(tmp_path: Path) -> None:
     """Meson's own fs.read of the features file ran before the helper's bounded read: a FIFO hung
     'meson setup'. The helper reads it first and refuses it in one line."""
     src = written(tmp_path / "fifo", {"meson.build": "project('fifo', 'c')\n"
@@ -669,3 +670,104 @@ def test_a20_a_features_file_that_is_a_fifo_is_one_error_line_not_a_hang(tmp_pat
     assert r.returncode != 0
     assert "ccopt-meson: error: features file" in r.stdout and "is a FIFO, not a regular file" in r.stdout, \
         r.stdout[-2000:]
+
+
+# tests/projects/namespace: each feature a level above the one before, named like a fixed identifier of the
+# run-time (its macros, knobs and include guards); masking a name picks the one below it
+NAMESPACE_LEVELS = ["NRECIPES", "NAMES_TEXT_MAX", "BASELINE_OPTION", "MACHINE", "MAX_FEATURE", "H", "API", "TABLE_H",
+                    "TABLE_DATA", "CHECK_BASELINE"]
+
+
+@pytest.mark.skipif(os.uname().machine != "x86_64", reason="the features are x86 ones")
+def test_feature_names_spelled_like_the_run_times_own_identifiers_compile_and_are_picked(tmp_path: Path) -> None:
+    """Every generated file (the run-time table, the dispatch and config headers, ccopt-cpu-info) compiles with
+    them, and on a CPU that has a feature (here, or one qemu models) its version is the one picked."""
+    b = Build(tmp_path, project(tmp_path, "namespace"))
+    b.meson_cmd("setup", str(b.dir))
+    b.ninja()
+    info = subprocess.run([str(b.dir / "subprojects" / "ccopt-meson" / "ccopt-cpu-info"), "--json"],
+                          capture_output=True, text=True, check=True, env=clean_env())
+    assert list(json.loads(info.stdout)["features"]) == ["SSE2", *NAMESPACE_LEVELS]
+    exe = str(b.dir / "level")
+    flags = set(Path("/proc/cpuinfo").read_text().split())
+    if {"avx2", "bmi2", "fma", "f16c"} <= flags:
+        for name, above in zip(NAMESPACE_LEVELS, [*NAMESPACE_LEVELS[1:], ""]):
+            out = subprocess.run([exe], capture_output=True, text=True,
+                                 env=clean_env(CCOPT_DISABLE_CPU_FEATURES=above))
+            assert (out.returncode, out.stdout.split()[:2]) == (0, ["picked", name]), out.stdout + out.stderr
+            assert f"{name}=1" in out.stdout and (not above or f"{above}=0" in out.stdout), out.stdout
+    qemu = need("qemu-x86_64-static")
+    for cpu, picked in [("Haswell", "CHECK_BASELINE"), ("SandyBridge", "H"), ("qemu64", "NRECIPES")]:
+        out = subprocess.run([qemu, "-cpu", cpu, exe], capture_output=True, text=True, env=clean_env())
+        assert (out.returncode, out.stdout.split()[:2]) == (0, ["picked", picked]), (cpu, out.stdout, out.stderr)
+
+
+# A consumer's build modes: (compiler, meson setup options, what the compile log shows the mode took effect)
+BUILD_MODES = {
+    "unity": ("gcc", ["--unity", "on", "-Dc_std=c99", "-Dwerror=true"], "-unity0.c"),
+    "gcc-lto": ("gcc", ["-Db_lto=true", "-Dbuildtype=release"], "-flto"),
+    "clang-lto": ("clang", ["-Db_lto=true", "-Dbuildtype=release"], "-flto"),
+    "pch": ("gcc", ["-Db_pch=true"], "fine_pch.h.gch"),
+    "gcc-werror": ("gcc", ["-Dwerror=true", "-Dwarning_level=3", "-Dbuildtype=release"], "-Werror"),
+    "clang-werror": ("clang", ["-Dwerror=true", "-Dwarning_level=3", "-Dbuildtype=release"], "-Werror"),
+}
+
+
+@pytest.mark.skipif(os.uname().machine != "x86_64", reason="the kernels are x86 ones")
+@pytest.mark.parametrize("mode", sorted(BUILD_MODES))
+def test_consumer_build_modes_build_and_each_cpu_runs_its_own_version(tmp_path: Path, mode: str) -> None:
+    """--unity on (ccopt-cpu-info's two run-time sources in one file, under -std=c99), LTO (versions of
+    several ISAs in one link), a precompiled header and -Werror with every warning build
+    tests/projects/fine_targets (AVX-512 kernels among them), and the program still picks per CPU: a mode that
+    mixed one version's instructions into another's dies with SIGILL under qemu."""
+    compiler, options, shown = BUILD_MODES[mode]
+    b = Build(tmp_path, project(tmp_path, "fine_targets"), compiler=compiler)
+    b.meson_cmd("setup", str(b.dir), *options)
+    b.ninja()
+    assert shown in b.log.read_text(), f"{mode}: no {shown!r} in the compile log"
+    out = subprocess.run([str(b.dir / "fine")], capture_output=True, text=True, env=clean_env())
+    assert out.returncode == 0 and out.stdout.startswith("picked "), out.stdout + out.stderr
+    info = subprocess.run([str(b.dir / "subprojects" / "ccopt-meson" / "ccopt-cpu-info"), "--json"],
+                          capture_output=True, text=True, env=clean_env())
+    assert info.returncode == 0 and json.loads(info.stdout)["arch"] == "x86_64", info.stderr
+    qemu = need("qemu-x86_64-static")
+    for cpu, picked in [("Haswell", "AVX2"), ("qemu64", "BASELINE")]:
+        out = subprocess.run([qemu, "-cpu", cpu, str(b.dir / "fine")], capture_output=True, text=True,
+                             env=clean_env())
+        assert (out.returncode, out.stdout.split()) == (0, ["picked", picked]), (cpu, out.stdout, out.stderr)
+
+
+@pytest.mark.skipif(os.uname().machine != "x86_64", reason="the features are x86 ones")
+@pytest.mark.parametrize("how", ["c_args", "parent default_options"])
+def test_the_below_baseline_line_names_its_cause_and_its_cure_runs(tmp_path: Path, how: str) -> None:
+    """On a CPU below the baseline the line says what set it (-march in c_args, or cpu-baseline from a
+    parent's default_options), and the cure it offers, applied as written, gives a build that runs there.
+    With -Dc_args=-march=haswell it advised -Dccopt-meson:cpu-baseline=detect, the setting already."""
+    qemu = need("qemu-x86_64-static")
+    src = project(tmp_path, "namespace")
+    options: list[str] = []
+    if how == "c_args":
+        options, fix = ["-Dc_args=-march=haswell"], ["-Dc_args="]
+        cause, cure = "set by -march=haswell in c_args", "build it with a lower CPU (or none) in c_args"
+    else:
+        build_file = src / "meson.build"
+        build_file.write_text(build_file.read_text().replace("'features-file=features.json'",
+                                                             "'features-file=features.json', 'cpu-baseline=table_h'"))
+        cause, cure = "set by cpu-baseline=table_h", "build it with -Dccopt-meson:cpu-baseline=detect"
+        fix = ["-Dccopt-meson:cpu-baseline=detect"]
+    b = Build(tmp_path, src)
+    b.meson_cmd("setup", str(b.dir), *options)
+    b.ninja()
+    # c_args reach the run-time too: a CPU far below -march would die in the check itself; this one lacks
+    # only FMA (TABLE_H, and what implies it), which no code of the check uses
+    low = subprocess.run([qemu, "-cpu", "Haswell,-fma", str(b.dir / "level")], capture_output=True, text=True,
+                         env=clean_env())
+    line = "\n".join(x for x in low.stderr.splitlines() if not x.startswith("qemu"))  # qemu's own warnings
+    assert low.returncode == 1 and low.stdout == "" and len(line.splitlines()) == 1, (low.stdout, line)
+    assert line.startswith("ccopt: this CPU lacks TABLE_H") and line.endswith(
+        f", which this build requires (its CPU baseline, {cause}); to run here, {cure}"), line
+    b.meson_cmd("configure", str(b.dir), *fix)
+    b.ninja()
+    ran = subprocess.run([qemu, "-cpu", "Haswell,-fma", str(b.dir / "level")], capture_output=True, text=True,
+                         env=clean_env())
+    assert ran.returncode == 0 and ran.stdout.split()[:2] == ["picked", "API"], ran.stdout + ran.stderr

@@ -18,6 +18,7 @@ from ccopt_meson.errors import InputError
 from .conftest import NUMPY22, ROOT, FakeCompiler, detect_doc, need
 from .helpers import (
     CACHE,
+    clean_env,
     cli,
     configure_args,
     fakecc,
@@ -42,7 +43,7 @@ def _meson_project(tmp_path: Path) -> Path:
 def test_meson_shows_the_error_line(tmp_path: Path) -> None:
     need("gcc")
     src = _meson_project(tmp_path)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CCOPT_")}
+    env = clean_env()
     r = subprocess.run([sys.executable, "-m", "mesonbuild.mesonmain", "setup", str(tmp_path / "build"),
                         "-Dccopt-meson:cpu-baseline=avx3"], cwd=src, env=env, capture_output=True, text=True)
     line = ("ccopt-meson: error: cpu-baseline: unknown feature 'avx3' (did you mean 'AVX' or 'VSX3' or 'AVX2'?); "
@@ -353,7 +354,7 @@ def test_a_forged_cache_cannot_change_the_build(tmp_path: Path) -> None:
     need("gcc")
     src = _copy_project(tmp_path)
     build = tmp_path / "build"
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("CCOPT_", "MESON_"))}
+    env = clean_env("MESON_")
     env.update(CC=need("gcc"), CXX=need("g++"))
 
     def run(*cmd: str) -> subprocess.CompletedProcess[str]:
@@ -397,7 +398,7 @@ def _record_in_place(path: Path, kind: str) -> None:
 
 
 @pytest.mark.parametrize("kind", ["fifo", "dev-zero", "deep", "huge", "wrong-shape"])
-def test_a1_the_call_record_is_read_bounded_and_checked(tmp_path: Path, kind: str) -> None:
+def test_the_call_record_is_read_bounded_and_checked(tmp_path: Path, kind: str) -> None:
     """The second-call record was read with open()+json.load: a FIFO hung (through ninja), /dev/zero was a
     MemoryError, deep nesting a RecursionError. Now it is read like every input: no earlier call, at once."""
     script = f"""
@@ -409,11 +410,11 @@ print("ok")
 """
     _record_in_place(tmp_path / "ccopt-targets-ccopt.json", kind)
     r = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60,
-                       env=dict(os.environ, PYTHONPATH=str(ROOT)))
+                       env=clean_env(PYTHONPATH=str(ROOT)))
     assert (r.returncode, r.stdout, r.stderr) == (0, "ok\n", "")
 
 
-def test_a1_a_record_written_is_one_its_reader_accepts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_record_written_is_one_its_reader_accepts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from ccopt_meson import meson_glue, schema
 
     monkeypatch.setattr(meson_glue, "_meson_run", lambda: ["1", "2"])
@@ -445,7 +446,7 @@ def test_a_listed_target_the_compiler_cannot_build_is_one_note(tmp_path: Path) -
 # --------------------------------------------------------------------------- the macro protocol, per call
 
 
-def test_a9_runtime_false_with_the_ccopt_style_is_one_configure_line(tmp_path: Path) -> None:
+def test_runtime_false_with_the_ccopt_style_is_one_configure_line(tmp_path: Path) -> None:
     """runtime=false with the ccopt style failed at link (its dispatch headers call ccopt_cpu_have)."""
     one_error(cli(*configure_args(tmp_path, fakecc("instant"), "--runtime", "no")),
               "runtime=false cannot be used with header-style=ccopt")
@@ -456,7 +457,7 @@ def test_a9_runtime_false_with_the_ccopt_style_is_one_configure_line(tmp_path: P
 
 
 @pytest.mark.parametrize("names", [("a-b.dispatch.c", "a_b.dispatch.c"), ("a.b.dispatch.c", "a_b.dispatch.c")])
-def test_a12_two_sources_of_one_macro_id_are_named(tmp_path: Path, feature_file: Path, names: tuple[str, str]) -> None:
+def test_two_sources_of_one_macro_id_are_named(tmp_path: Path, feature_file: Path, names: tuple[str, str]) -> None:
     """a-b.dispatch.c, a_b.dispatch.c and a.b.dispatch.c shared one macro namespace (a_b_dispatch): a real
     build ran one source's AVX2 version on an AVX-512 CPU and never called the other's AVX512F one."""
     for name in names:
@@ -490,7 +491,7 @@ def test_configure_writes_what_it_prints_as_keyval_files(tmp_path: Path) -> None
 @pytest.mark.parametrize(("option", "value"), [("--compiler-version", "12\ttarget:EVIL\t-fplugin=/tmp/evil.so"),
                                                ("--compiler-version", "12\ntarget:EVIL\t-fplugin=/tmp/evil.so"),
                                                ("--compiler-id", "gcc\ntarget:EVIL")])
-def test_a22_a_line_break_in_the_compiler_identity_adds_no_configure_line(tmp_path: Path, option: str,
+def test_a_line_break_in_the_compiler_identity_adds_no_configure_line(tmp_path: Path, option: str,
                                                                         value: str) -> None:
     """A line break in --compiler-version/--compiler-id added lines to the configure protocol
     (target:EVIL<TAB>-fplugin=...): refused in one line, nothing printed for meson.build."""
@@ -518,7 +519,7 @@ def test_targets_refuse_a_features_file_changed_since_configure(tmp_path: Path) 
 
 
 @pytest.mark.parametrize("prefix", ["../../x", "a/b", ".hidden", "", "a b"])
-def test_a2_the_library_prefix_is_a_plain_name(tmp_path: Path, feature_file: Path, prefix: str) -> None:
+def test_the_library_prefix_is_a_plain_name(tmp_path: Path, feature_file: Path, prefix: str) -> None:
     """--prefix ../../x wrote the call record outside the output dir."""
     src = good_source(tmp_path)
     out = tmp_path / "out" / "deep"
@@ -550,13 +551,13 @@ def test_files_then_a_target_list_is_that_files_list(tmp_path: Path, feature_fil
     (["/usr/bin/meson", "install", "-C", "build"], False),
     (None, False),
 ])
-def test_a24_only_a_configure_run_is_checked_for_a_second_call(argv: list[str] | None, expected: bool) -> None:
+def test_only_a_configure_run_is_checked_for_a_second_call(argv: list[str] | None, expected: bool) -> None:
     from ccopt_meson.meson_glue import configuring
 
     assert configuring(argv) is expected
 
 
-def test_a24_two_calls_of_a_run_target_are_no_second_targets_call(tmp_path: Path, feature_file: Path) -> None:
+def test_two_calls_of_a_run_target_are_no_second_targets_call(tmp_path: Path, feature_file: Path) -> None:
     """The second-call check fired for run_target and install scripts (they set MESON_BUILD_ROOT too)."""
     out = tmp_path / "out"
     out.mkdir()
@@ -569,7 +570,7 @@ def test_a24_two_calls_of_a_run_target_are_no_second_targets_call(tmp_path: Path
         assert r.returncode == 0, r.stderr
 
 
-def test_f8_a_header_of_the_calling_directory_is_not_shadowed(tmp_path: Path, feature_file: Path) -> None:
+def test_a_header_of_the_calling_directory_is_not_shadowed(tmp_path: Path, feature_file: Path) -> None:
     """'x86/sum.c: baseline avx2' called from the top meson.build wrote build/sum.h, found before the project's
     top-level sum.h by every file outside the top directory (Meson puts the build dir of a directory right
     before the directory itself): the build failed far from the cause.  Refused at the cause, in one line."""
@@ -593,7 +594,7 @@ def test_f8_a_header_of_the_calling_directory_is_not_shadowed(tmp_path: Path, fe
     assert sorted(p.name for p in out.glob("*.h")) == ["sum.dispatch.h"]
 
 
-def test_f11_noheader_sources_of_one_name_are_no_clash(tmp_path: Path, feature_file: Path) -> None:
+def test_noheader_sources_of_one_name_are_no_clash(tmp_path: Path, feature_file: Path) -> None:
     """'x86/impl.c: $noheader sse41' 'avx/impl.c: $noheader avx2' was refused for sharing a macro id, though
     neither has a header or macros; their libraries are still one per target, each named once."""
     for d in ("x86", "avx"):
@@ -615,7 +616,7 @@ def test_f11_noheader_sources_of_one_name_are_no_clash(tmp_path: Path, feature_f
               "dispatch sources 'a-b.c' and 'avx/a_b.c' have the same macro id a_b")
 
 
-def test_f16_a_sibling_source_of_a_project_under_a_path_with_a_space(tmp_path: Path, feature_file: Path) -> None:
+def test_a_sibling_source_of_a_project_under_a_path_with_a_space(tmp_path: Path, feature_file: Path) -> None:
     """files('../x86/k.c') from lib/meson.build, in a project under 'my proj': refused for the space of the
     absolute path, though the path relative to the caller, the one the line carries, has none."""
     top = tmp_path / "my proj"
@@ -642,7 +643,7 @@ def test_f16_a_sibling_source_of_a_project_under_a_path_with_a_space(tmp_path: P
     assert [line.split("\t")[2] for line in r.stdout.splitlines()] == [str(tmp_path / "k3.dispatch.c")]
 
 @pytest.mark.slow
-def test_f18_configure_writes_no_bytecode_into_the_consumers_source(tmp_path: Path) -> None:
+def test_configure_writes_no_bytecode_into_the_consumers_source(tmp_path: Path) -> None:
     """Configure wrote 22 .pyc files into subprojects/ccopt-meson/ccopt_meson/__pycache__, a source tree Meson
     treats as read-only.  The helper's bytecode now goes to the build dir (meson-private/ccopt-pycache: a
     regeneration reads it, as it read the source tree's), the standard library's stays where it was, and
@@ -650,9 +651,7 @@ def test_f18_configure_writes_no_bytecode_into_the_consumers_source(tmp_path: Pa
     need("gcc")
     src = _copy_project(tmp_path)
     build = tmp_path / "build"
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("CCOPT_", "MESON_", "PYTHONPYCACHEPREFIX")) and k != "PYTHONDONTWRITEBYTECODE"}
-    env.update(CC=need("gcc"), CXX=need("g++"))
+    env = clean_env("MESON_", "PYTHONPYCACHEPREFIX", drop=("PYTHONDONTWRITEBYTECODE",), CC=need("gcc"), CXX=need("g++"))
 
     def run(*cmd: str, extra: dict[str, str] | None = None) -> str:
         r = subprocess.run(cmd, cwd=src, env={**env, **(extra or {})}, capture_output=True, text=True, timeout=600)

@@ -18,6 +18,7 @@ import pytest
 from ccopt_meson import host
 
 from .conftest import IN_CI, need
+from .helpers import clean_env
 from .snippets import snippet
 from .test_consumer_meson import git_repo
 
@@ -67,7 +68,7 @@ def test_the_wheel_and_the_sdist_of_the_how_to(tmp_path: Path) -> None:
     assert install == "python3 -m pip install dist/fastdot-1.0-*.whl"
     _run([sys.executable, "-m", "pip", "install", "--no-deps", "--target", str(tmp_path / "site"), str(wheel)], src)
     assert check.startswith("python3 -c ")
-    env = dict(os.environ, PYTHONPATH=str(tmp_path / "site"))
+    env = clean_env(PYTHONPATH=str(tmp_path / "site"))
     out = _run([sys.executable, "-c", check.split('"')[1]], tmp_path, env)
     total, target = out.split()
     assert total == "4950.0" and re.fullmatch(r"\w+", target)

@@ -17,7 +17,7 @@ from ccopt_meson import Detection, Request, host, pipeline
 from ccopt_meson.errors import InputError
 
 from .conftest import RECORDED, ROOT, FakeCompiler, Recording, detect_doc, need
-from .helpers import CACHE, cli, configure_args, kv, one_error, x86_gcc
+from .helpers import CACHE, clean_env, cli, configure_args, kv, one_error, x86_gcc
 
 
 @pytest.mark.parametrize("option,name", [("--baseline", "cpu-baseline"), ("--dispatch", "cpu-dispatch")])
@@ -245,7 +245,7 @@ def test_the_package_path_changes_no_verdict(tmp_path: Path, odd: str) -> None:
         shutil.copytree(ROOT / "ccopt_meson", checkout / "ccopt_meson", ignore=shutil.ignore_patterns("__pycache__"))
         where = subprocess.run([sys.executable, "-c", "import ccopt_meson; print(ccopt_meson.__file__)"],
                                capture_output=True, text=True, cwd=elsewhere,
-                               env={**os.environ, "PYTHONPATH": str(checkout)})
+                               env=clean_env(PYTHONPATH=str(checkout)))
         assert where.stdout.strip() == str(checkout / "ccopt_meson" / "__init__.py")
         r = cli("detect", "--cc", x86_gcc(), "--dispatch", "max", "--json", pythonpath=checkout, cwd=elsewhere)
         assert r.returncode == 0, r.stderr
@@ -375,7 +375,7 @@ def test_a_listed_name_the_compiler_cannot_build_is_one_note_with_its_reason(tmp
                 if "dropped" in n]
 
 
-def test_f13_a_cpu_picked_in_the_compiler_command_counts_as_in_the_args(tmp_path: Path) -> None:
+def test_a_cpu_picked_in_the_compiler_command_counts_as_in_the_args(tmp_path: Path) -> None:
     """CC="gcc -march=haswell": every object is compiled with -march=haswell, but the baseline was 'min' (SSE3)
     and 50 dispatch versions were built below it; the same flag in c_args was detected.  The command's own
     arguments (Meson's cc.cmd_array() past its programs) count as the args do: the same baseline, request text,
@@ -403,7 +403,7 @@ def test_f13_a_cpu_picked_in_the_compiler_command_counts_as_in_the_args(tmp_path
     assert {k: v for k, v in kv(r.stdout).items() if k in same} == {k: v for k, v in lines.items() if k in same}
 
 
-def test_f17_the_warning_about_a_min_feature_names_its_real_reason_and_the_baseline(tmp_path: Path) -> None:
+def test_the_warning_about_a_min_feature_names_its_real_reason_and_the_baseline(tmp_path: Path) -> None:
     """A 'min' row that failed for the project's own disable or a rejected flag got the missing-SDK warning,
     "so no SIMD is used", beside an SSE SSE2 baseline: now the disable's reason, the rejected flag or the
     failed probe, and the baseline actually used."""

@@ -32,7 +32,7 @@ from ccopt_meson.probe import (
 from ccopt_meson.tables import PROBES_DIR
 
 from .conftest import ROOT, FakeCompiler, detect_doc, need
-from .helpers import FAKECC, alive, cli, configure_args, fakecc, one_error, x86_gcc
+from .helpers import FAKECC, alive, clean_env, cli, configure_args, fakecc, one_error, x86_gcc
 
 
 def run(fake: Any, **kw: Any) -> dict[str, Any]:
@@ -202,7 +202,7 @@ def test_hanging_compiler_times_out_and_is_killed(tmp_path: Path) -> None:
 
 def test_interrupt_kills_the_compiler(tmp_path: Path) -> None:
     pidfile = tmp_path / "pids"
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CCOPT_")}
+    env = clean_env()
     env.update(PYTHONPATH=str(ROOT), FAKECC_PIDFILE=str(pidfile))
     # A parent (a test runner worker) may ignore SIGINT, which the child would inherit: restore Python's handler.
     code = ("import signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
@@ -427,7 +427,7 @@ exec {gcc} "$@"
 """)
     code = ("import resource, subprocess, sys; r = subprocess.run(sys.argv[1:], capture_output=True); "
             "print(r.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CCOPT_")}
+    env = clean_env()
     env["PYTHONPATH"] = str(ROOT)
     r = subprocess.run([sys.executable, "-c", code, sys.executable, "-m", "ccopt_meson", "detect", "--cc-arg", noisy],
                        capture_output=True, text=True, env=env, timeout=600)
@@ -470,7 +470,7 @@ def start_helper(tmp_path: Path, *args: str, env: dict[str, str]) -> subprocess.
     """The CLI with Python's own SIGINT handler and the default SIGTERM/SIGHUP (a test runner may ignore
     SIGINT, a run under nohup ignores SIGHUP, and children inherit that: the helper leaves an ignored signal
     ignored, as it must for a caller that chose so)."""
-    full = {k: v for k, v in os.environ.items() if not k.startswith(("CCOPT_", "FAKECC_"))}
+    full = clean_env("FAKECC_")
     full.update(PYTHONPATH=str(ROOT), TMPDIR=str(tmp_path / "tmp"), **env)
     (tmp_path / "tmp").mkdir()
     code = ("import signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
@@ -587,7 +587,7 @@ def test_scratch_left_by_a_killed_helper_is_swept(tmp_path: Path, monkeypatch: p
 
 
 @pytest.mark.parametrize("name", ["ccopt-2024-release-notes", "ccopt-{pid}-abcdefgh", "ccopt-{pid}-notes"])
-def test_a16_a_directory_without_ccopts_mark_is_never_swept(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+def test_a_directory_without_ccopts_mark_is_never_swept(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                            name: str) -> None:
     """Every probing run deleted any $TMPDIR/ccopt-<digits>-* directory two days old whose 'pid' was not
     running, e.g. a user's ccopt-2024-release-notes/: only mkdtemp's names holding our mark are ours."""
@@ -606,7 +606,7 @@ def test_a16_a_directory_without_ccopts_mark_is_never_swept(tmp_path: Path, monk
 
 @pytest.mark.parametrize("args", [("-MD", "-MF", "deps.d"), ("-MMD", "-MFdeps.d"), ("-Wp,-MD,deps.d",),
                                   ("-save-temps=cwd",), ("--save-temps",), ("-aux-info", "deps.d")])
-def test_a19_probes_never_write_the_users_output_files(tmp_path: Path, args: tuple[str, ...]) -> None:
+def test_probes_never_write_the_users_output_files(tmp_path: Path, args: tuple[str, ...]) -> None:
     """Probes kept the user's output-naming options: -MD -MF deps.d overwrote the user's deps.d, -save-temps=cwd
     left .i/.s files in the directory the helper ran in."""
     gcc = x86_gcc()
@@ -618,7 +618,7 @@ def test_a19_probes_never_write_the_users_output_files(tmp_path: Path, args: tup
     assert json.loads(r.stdout)["features"]["SSE2"]["supported"] is True
 
 
-def test_a18_a_full_scratch_disk_is_one_line(tmp_path: Path) -> None:
+def test_a_full_scratch_disk_is_one_line(tmp_path: Path) -> None:
     """A temp dir with a few KiB free was an OSError traceback: every write of the scratch is one line."""
     if not os.path.exists("/dev/full"):
         pytest.skip("needs /dev/full")
@@ -629,7 +629,7 @@ def test_a18_a_full_scratch_disk_is_one_line(tmp_path: Path) -> None:
     assert not scratch.dir.exists()  # closed: nothing left behind
 
 
-def test_a18_a_nearly_full_temp_dir_through_the_cli(tmp_path: Path) -> None:
+def test_a_nearly_full_temp_dir_through_the_cli(tmp_path: Path) -> None:
     tiny = tmp_path / "tiny"
     tiny.mkdir()
     if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=12k", "tmpfs", str(tiny)], capture_output=True).returncode:
@@ -671,7 +671,7 @@ F23_FILE_WRITERS = [  # (compiler, its words; "F" is the user's file)
 
 @pytest.mark.parametrize("where", ["args", "command"])
 @pytest.mark.parametrize(("compiler", "words"), F23_FILE_WRITERS, ids=[" ".join(w) for _, w in F23_FILE_WRITERS])
-def test_f23_probes_never_write_the_users_files_nor_where_they_run(tmp_path: Path, compiler: str,
+def test_probes_never_write_the_users_files_nor_where_they_run(tmp_path: Path, compiler: str,
                                                                    words: tuple[str, ...], where: str) -> None:
     """clang's -MJ F, -foptimization-record-file=F and gcc's -fprofile-note=F overwrote the user's F; clang's
     -ftime-trace and -fsave-optimization-record wrote '-.json' (named after the macro dump's stdout) into the
@@ -694,7 +694,7 @@ def test_f23_probes_never_write_the_users_files_nor_where_they_run(tmp_path: Pat
                   "/clang:-foptimization-record-file=F", "/clang:--serialize-diagnostics", "/clang:F", "/O2"], ["/O2"]),
     ("msvc", ["/clang:-MJ", "/clang:F", "/clang:-ftime-trace=.", "/arch:AVX2"], ["/arch:AVX2"]),
 ])
-def test_f23_the_data_drops_every_file_writing_spelling(driver: str, words: list[str], kept: list[str]) -> None:
+def test_the_data_drops_every_file_writing_spelling(driver: str, words: list[str], kept: list[str]) -> None:
     """What no compiler here can run (gcc 13's sarif-file, gcc 15's add-output, clang-cl), checked on the data:
     each value-taking form drops its value too, from the args and from the command's own words."""
     from ccopt_meson.probe import Session

@@ -18,6 +18,7 @@ from ccopt_meson.errors import DispatchSourceError, InputError
 from ccopt_meson.fsio import LIMITS
 
 from .conftest import NUMPY22, ROOT
+from .helpers import cli, one_error
 
 FIXTURE = ROOT / "tests" / "projects" / "project_features" / "features" / "ccopt.json"
 
@@ -35,7 +36,7 @@ def test_project_features_join_the_tables(proj: tables.Project) -> None:
     assert adx.probe == FIXTURE.parent / "adx.c" and adx.flags == ("-madx",)
     assert tables.families_of("ADX", proj) == ("x86",)
     assert "ADX" not in tables.table_for("aarch64", "gcc", proj).features
-    assert "CCOPT_CPU_ADX = " in runtime_table_header(project=proj)
+    assert "CCOPT_CPU_F_ADX = " in runtime_table_header(project=proj)
     st = parse_text("/*@targets baseline #carry (avx2 fma3) */", project=proj)
     assert st.targets == (("ADX",), ("ADX", "BMI2"), ("AVX2", "FMA3"))
     assert ("AVX2", "FMA3") in parse_text("/*@targets #simd_test */", project=proj).targets  # numpy 1.26.4's
@@ -44,7 +45,7 @@ def test_project_features_join_the_tables(proj: tables.Project) -> None:
 def test_nothing_is_process_wide_state(proj: tables.Project) -> None:
     """Loading a features file changes no answer for a request that does not carry it."""
     assert "ADX" not in tables.table_for("x86_64", "gcc").features and not tables.families_of("ADX")
-    assert "CCOPT_CPU_ADX" not in runtime_table_header()
+    assert "CCOPT_CPU_F_ADX" not in runtime_table_header()
     with pytest.raises(DispatchSourceError, match="unknown target"):
         parse_text("/*@targets adx */")
 
@@ -105,6 +106,31 @@ BAD = [
 def test_mistakes_are_input_errors_naming_the_file(tmp_path: Path, doc: Any, message: str) -> None:
     with pytest.raises(InputError, match=message):
         project.load(_write(tmp_path, doc))
+
+
+@pytest.mark.parametrize("text,key", [
+    ('{"max": {"x86": ["AVX2"]}, "max": {"x86": ["SSE2"]}}', '"max"'),
+    ('{"override": {"x86": [{"name": "AVX2", "flags": {"gnu": ["-mavx2"]}, "flags": {"gnu": ["-mavx"]}}]}}', '"flags"'),
+])
+def test_a_key_given_twice_in_one_object_is_one_error_line_naming_it(tmp_path: Path, text: str, key: str) -> None:
+    """json.loads keeps the last of two equal keys without a word: the second "flags" won in silence."""
+    one_error(cli("features", "--features-file", str(_write(tmp_path, text))),
+              f"features file '{tmp_path / 'f.json'}': the key {key} appears twice in one object; keep one of them")
+
+
+@pytest.mark.parametrize("where,doc", [
+    ("feature_set.x86.features[0].flags.gnu[1]", {"feature_set": {"x86": {"features": [
+        {"name": "L3", "like": "AVX2", "interest": 1, "implies": [],
+         "flags": {"gnu": ["-march=haswell", "-mfma "]}}]}}}),
+    ("override.x86[0].overrides[0].flags[0]", {"override": {"x86": [
+        {"name": "AVX2", "overrides": [{"when": {"style": "gnu"}, "flags": ["-mavx2 -mfma"]}]}]}}),
+    ("features.x86[0].flags.gnu[0]", {"features": {"x86": [_feature(flags={"gnu": ["-mzz\t"]})]}}),
+])
+def test_a_flag_element_holding_whitespace_is_one_error_line(tmp_path: Path, where: str, doc: Any) -> None:
+    """A flag with a space reached the compiler as one argument: its probe failed, and cpu-dispatch=max then
+    dropped the row without a word."""
+    one_error(cli("features", "--features-file", str(_write(tmp_path, doc))),
+              f"{where}: ", "is not one compiler argument (no whitespace: give each argument an element of its own)")
 
 
 def test_unknown_target_group(proj: tables.Project) -> None:
@@ -334,7 +360,7 @@ def test_explain_and_report_know_the_projects_features(tmp_path: Path, capsys: p
 # --------------------------------------------------------------------------- findings of the fourth hardening pass
 
 
-def test_a7_an_overrides_per_compiler_implies_follows_the_one_rule(tmp_path: Path) -> None:
+def test_an_overrides_per_compiler_implies_follows_the_one_rule(tmp_path: Path) -> None:
     """Per-compiler implies in an override skipped the check every other implies had.  One rule now holds for every
     row, whichever key stated it: an implication names a row of the family, in either direction (numpy's rings),
     and 'min' shows what it closes over."""
@@ -347,7 +373,7 @@ def test_a7_an_overrides_per_compiler_implies_follows_the_one_rule(tmp_path: Pat
     assert t.closure(["SSE2"]) == t.closure(["SSE3"]) >= {"SSE2", "SSE3"}
 
 
-def test_a6_a_feature_defined_twice_is_refused(tmp_path: Path) -> None:
+def test_a_feature_defined_twice_is_refused(tmp_path: Path) -> None:
     """Duplicate feature names were accepted, the last one winning."""
     doc = {"features": {"x86": [_feature(), _feature(interest=5001)]}}
     with pytest.raises(InputError, match="features.x86: ZZ is stated twice; merge the two rows"):
@@ -355,7 +381,7 @@ def test_a6_a_feature_defined_twice_is_refused(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("name", ["FMA3__AVX2", "ZZ_", "A__B"])
-def test_a13_a_feature_name_cannot_spell_a_targets_name(tmp_path: Path, name: str) -> None:
+def test_a_feature_name_cannot_spell_a_targets_name(tmp_path: Path, name: str) -> None:
     """A feature named FMA3__AVX2 merged with the (FMA3 AVX2) target: '__' joins a target's members."""
     with pytest.raises(InputError, match=r"features.x86\[0\].name: '.*' is not a feature name"):
         project.load(_write(tmp_path, {"features": {"x86": [_feature(name=name)]}}))
@@ -368,7 +394,7 @@ def test_a13_a_feature_name_cannot_spell_a_targets_name(tmp_path: Path, name: st
     ({"hwcap": [64]}, r"hwcap\[0\]: 64 is above 63"),
     ({"xcomp_perm": 64}, r"xcomp_perm: 64 is above 63"),
 ])
-def test_a5_runtime_recipe_values_the_c_table_cannot_hold_are_refused(tmp_path: Path, recipe: dict[str, Any],
+def test_runtime_recipe_values_the_c_table_cannot_hold_are_refused(tmp_path: Path, recipe: dict[str, Any],
                                                                       message: str) -> None:
     """Huge xcr0/win_pf values were truncated in the C table with only compiler warnings."""
     with pytest.raises(InputError, match=message):
@@ -377,14 +403,14 @@ def test_a5_runtime_recipe_values_the_c_table_cannot_hold_are_refused(tmp_path: 
 
 @pytest.mark.parametrize("entry", [[1, 0, "edx"], ["1", 0, "edx", 26], [1, 0, "exx", 26], [1, 0, "edx", 32],
                                    [1, 0, "edx", 26, 0], 7])
-def test_a3_a_malformed_cpuid_entry_is_one_line(tmp_path: Path, entry: Any) -> None:
+def test_a_malformed_cpuid_entry_is_one_line(tmp_path: Path, entry: Any) -> None:
     """A malformed cpuid entry crashed every setup (a traceback while the run-time table was written)."""
     with pytest.raises(InputError, match=r"features file '.*f.json': features.x86\[0\].runtime.\*.cpuid\[0\]"):
         project.load(_write(tmp_path, {"features": {"x86": [_feature(runtime={"*": {"cpuid": [entry]}})]}}))
 
 
 @pytest.mark.parametrize("probe", ["a\u0000b/p.c", "\ud800/p.c", "dir\n/p.c"])
-def test_a4_a_nul_or_lone_surrogate_in_a_probe_path_is_one_line(tmp_path: Path, probe: str) -> None:
+def test_a_nul_or_lone_surrogate_in_a_probe_path_is_one_line(tmp_path: Path, probe: str) -> None:
     """A NUL or a lone surrogate in a probe path was a traceback (ValueError, UnicodeEncodeError)."""
     path = tmp_path / "f.json"
     path.write_text(json.dumps({"features": {"x86": [_feature(probe=probe)]}}))
@@ -392,7 +418,7 @@ def test_a4_a_nul_or_lone_surrogate_in_a_probe_path_is_one_line(tmp_path: Path, 
         project.load(path)
 
 
-def test_a4_the_bounded_reader_refuses_such_a_path_in_one_line() -> None:
+def test_the_bounded_reader_refuses_such_a_path_in_one_line() -> None:
     from ccopt_meson import fsio
 
     for bad in ("a\0b", "\ud800"):

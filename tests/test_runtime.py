@@ -26,6 +26,8 @@ import pytest
 from ccopt_meson import emit_runtime, tables
 from ccopt_meson.tables import Table
 
+from .helpers import clean_env
+
 ROOT = Path(__file__).resolve().parent.parent
 RUNTIME = ROOT / "ccopt_meson" / "runtime"
 LIB = ("ccopt_cpu.c",)
@@ -156,7 +158,7 @@ def build(tmp_path_factory: pytest.TempPathFactory) -> Builder:
 
 
 def _env(extra: Mapping[str, str] | None) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("CCOPT_", "QEMU_"))}
+    env = clean_env("QEMU_")
     env.update(extra or {})
     return env
 
@@ -219,8 +221,8 @@ def test_module_main_prints_the_table() -> None:
 
 def test_enum_numbers_every_feature_once_in_family_then_interest_order() -> None:
     text = emit_runtime.runtime_table_header()
-    enum = {m[1]: int(m[2]) for m in re.finditer(r"^    CCOPT_CPU_(\w+) = (\d+),?$", text, re.M)}
-    count = enum.pop("MAX_FEATURE")
+    enum = {m[1]: int(m[2]) for m in re.finditer(r"^    CCOPT_CPU_F_(\w+) = (\d+),$", text, re.M)}
+    count = int(re.findall(r"^    CCOPT_CPU_MAX_FEATURE = (\d+)$", text, re.M)[0])
     assert sorted(enum.values()) == list(range(count)) and count == len(tables.all_feature_names())
     expected: list[str] = []
     for fam in tables.families():
@@ -229,6 +231,49 @@ def test_enum_numbers_every_feature_once_in_family_then_interest_order() -> None
     assert sorted(enum, key=enum.__getitem__) == list(dict.fromkeys(expected))  # shared names (AES) once
     for m in tables.machines():  # every machine's features are in the one enum
         assert set(table(m.name).features) <= set(enum)
+
+
+def test_no_fixed_identifier_lies_in_the_namespaces_of_feature_names() -> None:
+    """A name a features file may hold makes CCOPT_CPU_F_<NAME> and CCOPT_CPU_BASE_F_<NAME> only, and no
+    other identifier of the run-time (its macros, knobs, guards, types) starts so: no feature name collides."""
+    spaces = tuple(pattern.format("") for pattern in (emit_runtime.FEATURE_ID, emit_runtime.FEATURE_BASE))
+    text = emit_runtime.runtime_table_header() + "".join(p.read_text() for p in sorted(RUNTIME.iterdir()))
+    fixed = {w for w in re.findall(r"\bCCOPT_\w+", text) if not w.startswith(spaces)}
+    assert "CCOPT_CPU_API" in fixed and "CCOPT_CPU_NRECIPES" in fixed and "CCOPT_CPU_MAX_FEATURE" in fixed
+    names = {n for m in tables.machines() for n in table(m.name).features}
+    made = {w for w in re.findall(r"\bCCOPT_CPU_\w+", text) if w.startswith(spaces)}
+    assert made == {pattern.format(n) for pattern in (emit_runtime.FEATURE_ID, emit_runtime.FEATURE_BASE)
+                    for n in names} | set(spaces)  # the spaces themselves: ccopt_cpu.h's CCOPT_CPU_F_##NAME
+
+
+@needs_x86_64
+def test_feature_names_spelled_like_the_run_times_identifiers_build_even_in_one_unity_file(tmp_path: Path) -> None:
+    """tests/projects/namespace names its features NRECIPES, API, TABLE_H, CHECK_BASELINE, ...: the table, the
+    run-time and ccopt-cpu-info compile with them warning-free, also as one file in the order a unity build
+    takes (ccopt_cpu_info.c first: the table's data part and syscall() were missing), and each name is its own id."""
+    from ccopt_meson import project
+
+    gcc = need("gcc")
+    proj = project.load(ROOT / "tests" / "projects" / "namespace" / "features.json")
+    emit_runtime.write_table(tmp_path, project=proj)
+    names = ["SSE2", "NRECIPES", "NAMES_TEXT_MAX", "BASELINE_OPTION", "MACHINE", "MAX_FEATURE", "H", "API",
+             "TABLE_H", "TABLE_DATA", "CHECK_BASELINE"]
+    unity = "".join(f'#include "{RUNTIME / name}"\n' for name in ("ccopt_cpu_info.c", "ccopt_cpu.c"))
+    (tmp_path / "unity.c").write_text(unity)
+    checks = " && ".join(f'strcmp(ccopt_cpu_name(CCOPT_CPU_ID({n})), "{n}") == 0 && CCOPT_CPU_HAVE({n}) >= 0'
+                         for n in names)
+    (tmp_path / "names.c").write_text(f'#include <string.h>\n#include "ccopt_cpu.h"\n'
+                                      f"int main(void) {{ return ({checks}) ? 0 : 1; }}\n")
+    inc = ["-I", str(tmp_path), "-I", str(RUNTIME)]
+    for exe, sources in (("info", ["unity.c"]), ("names", ["names.c", str(RUNTIME / "ccopt_cpu.c")])):
+        subprocess.run([gcc, *WARNINGS, *inc, *(str(tmp_path / s) for s in sources), "-o", str(tmp_path / exe)],
+                       check=True)
+    info = subprocess.run([str(tmp_path / "info"), "--json"], capture_output=True, text=True, env=clean_env())
+    assert list(json.loads(info.stdout)["features"]) == names, info.stdout + info.stderr
+    assert subprocess.run([str(tmp_path / "names")], env=clean_env()).returncode == 0
+    # the built-in tables hold AMX, whose lazy request calls syscall(): declared under -std=c99 too
+    emit_runtime.write_table(tmp_path)
+    subprocess.run([gcc, *WARNINGS, *inc, str(tmp_path / "unity.c"), "-o", str(tmp_path / "info")], check=True)
 
 
 def test_every_feature_has_a_runtime_recipe_unless_disabled() -> None:
@@ -416,8 +461,9 @@ int main(int argc, char **argv)
 
 def below_line(missing: str) -> str:
     """The run-time's one line for a CPU lacking ``missing`` of the baseline."""
-    return (f"ccopt: this CPU lacks {missing}, which this build requires (its CPU baseline); to run here, build it "
-            "with a lower baseline, e.g. -Dccopt-meson:cpu-baseline=detect")
+    return (f"ccopt: this CPU lacks {missing}, which this build requires (its CPU baseline, set by "
+            "-Dccopt-meson:cpu-baseline); to run here, build it with a lower baseline, e.g. "
+            "-Dccopt-meson:cpu-baseline=detect")
 
 
 def _below(proc: subprocess.CompletedProcess[str]) -> list[str]:
@@ -696,7 +742,7 @@ def driver(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def run_with_env(exe: Path, var: str, value: bytes, tmp: Path) -> bytes:
     (tmp / "value").write_bytes(value)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CCOPT_")}
+    env = clean_env()
     r = subprocess.run([str(exe), var, str(tmp / "value")], env=env, capture_output=True, timeout=60)
     assert r.returncode == 0, r.stderr[-2000:]
     return r.stderr

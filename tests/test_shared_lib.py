@@ -15,6 +15,7 @@ from ccopt_meson import Request, detect
 from ccopt_meson import host as ccopt_host
 
 from .conftest import ROOT, need
+from .helpers import clean_env
 from .snippets import snippet
 from .test_meson import Build, project
 
@@ -48,7 +49,7 @@ def test_two_libraries_with_their_own_tables_in_one_host(tmp_path: Path) -> None
     src = Path(__file__).parent / "projects" / "shared_lib" / "host.c"
     subprocess.run([need("gcc"), "-std=c99", "-Wall", "-Werror", str(src), "-o", str(host),
                     f"-L{one}", f"-L{two}", "-lone", "-ltwo", f"-Wl,-rpath,{one}:{two}"], check=True)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CCOPT_")}
+    env = clean_env()
     r = subprocess.run([str(host)], capture_output=True, text=True, env={**env, "CCOPT_DISABLE_CPU_FEATURES": "NOPE"},
                        timeout=60)
     assert r.returncode == 0, r.stdout + r.stderr

@@ -25,6 +25,7 @@ from ccopt_meson.probe import ProcResult
 from ccopt_meson.tables import table_for
 
 from .conftest import ROOT, X86_MACROS, detect_doc, need
+from .helpers import clean_env
 from .test_fine_features import PICKS
 from .test_meson import Build, project
 
@@ -101,7 +102,7 @@ def wine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
     need("wine")
     need(f"{MINGW64}-gcc")
     prefix = tmp_path_factory.mktemp("wineprefix")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CCOPT_")}
+    env = clean_env()
     env.update(WINEPREFIX=str(prefix), WINEDEBUG="-all", WINEARCH="win64", WINEDLLOVERRIDES="mscoree,mshtml=")
     subprocess.run([need("wineboot"), "--init"], env=env, capture_output=True, timeout=300, check=True)
     yield env
@@ -305,7 +306,7 @@ def test_i686_build_is_compiled_and_linked(tmp_path: Path, request: pytest.Fixtu
 @ON_X86_64
 @pytest.mark.slow
 @pytest.mark.parametrize("program", ["x.bat", "X.CMD", "noext"])
-def test_a21_run_as_refuses_what_cmd_exe_would_run(dot: Build, wine: dict[str, str], tmp_path: Path,
+def test_run_as_refuses_what_cmd_exe_would_run(dot: Build, wine: dict[str, str], tmp_path: Path,
                                                     program: str) -> None:
     """--run-as with a .bat program let cmd.exe run '&ver' (seen under wine): _spawnvp hands batch files, and
     names it completes with .bat or .cmd, to cmd.exe, which reads & | < > ^ in the arguments as commands."""

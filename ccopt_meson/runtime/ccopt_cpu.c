@@ -13,6 +13,9 @@
 
 #define CCOPT_CPU_TABLE_DATA
 #include "ccopt_cpu.h"
+/* The table's data part has a guard of its own: in a unity build another source may have included
+ * ccopt_cpu.h (and the table's public part) before this file defined CCOPT_CPU_TABLE_DATA. */
+#include "ccopt_cpu_table.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -85,6 +88,12 @@
 #include <unistd.h>
 #define CCOPT__XCOMP_PERM 1
 #define CCOPT__ARCH_REQ_XCOMP_PERM 0x1023 /* <asm/prctl.h>, Linux 5.16 */
+#if !defined(__cplusplus)
+/* <unistd.h> declares it only under _GNU_SOURCE (or the default feature set), which a unity build, or a
+ * parent compiling this file in one of its own targets, may have fixed otherwise before this file's first
+ * line; glibc's and musl's declarations are this one.  C++ compilers define _GNU_SOURCE themselves. */
+long syscall(long number, ...);
+#endif
 static int ccopt__xcomp_perm(int component)
 {
 #if defined(SYS_arch_prctl)
@@ -271,8 +280,10 @@ static void ccopt__detect(unsigned char raw[CCOPT_CPU_MAX_FEATURE])
 
 static unsigned char ccopt__have[CCOPT_CPU_MAX_FEATURE];
 static char ccopt__missing[CCOPT_CPU_NAMES_TEXT_MAX];
-/* The one line ccopt_cpu_baseline_message() returns: the missing names and about 160 bytes of words. */
-static char ccopt__message[CCOPT_CPU_NAMES_TEXT_MAX + 256];
+/* The one line ccopt_cpu_baseline_message() returns: the missing names, about 90 bytes of words, the cause
+ * and the cure. */
+static char ccopt__message[CCOPT_CPU_NAMES_TEXT_MAX + 128 + sizeof CCOPT_CPU_BASELINE_CAUSE +
+                           sizeof CCOPT_CPU_BASELINE_CURE];
 static int ccopt__result;
 
 #if CCOPT__XCOMP_PERM
@@ -575,8 +586,8 @@ static int ccopt__compute(const unsigned char *fake)
     ccopt__message[0] = '\0';
     if (n != 0) { /* no snprintf: the run-time calls only the libc functions it always did */
         static const char *const parts[] = {"ccopt: this CPU lacks ", ccopt__missing,
-            ", which this build requires (its CPU baseline); to run here, build it with a lower baseline, e.g. ",
-            CCOPT_CPU_BASELINE_OPTION, "=detect"};
+            ", which this build requires (its CPU baseline, ", CCOPT_CPU_BASELINE_CAUSE, "); to run here, ",
+            CCOPT_CPU_BASELINE_CURE};
         size_t m = 0, k;
         for (k = 0; k < sizeof parts / sizeof parts[0]; ++k)
             m = ccopt__put_text(ccopt__message, sizeof ccopt__message, m, parts[k]);

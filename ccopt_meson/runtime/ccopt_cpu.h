@@ -47,7 +47,8 @@
  * Compile-time knobs: CCOPT_CPU_CHECK_BASELINE (an executable stops before
  * main() with ccopt_cpu_baseline_message() on a CPU below its baseline; set by
  * the Meson glue); CCOPT_CPU_BASELINE_OPTION (the option that message names,
- * "-Dccopt-meson:cpu-baseline" by default); CCOPT_CPU_API (declaration prefix; define it empty to
+ * "-Dccopt-meson:cpu-baseline" by default); CCOPT_CPU_BASELINE_CAUSE and CCOPT_CPU_BASELINE_CURE (what set
+ * the baseline, the change that lowers it: set by the Meson glue); CCOPT_CPU_API (declaration prefix; define it empty to
  * export the functions); CCOPT_CPU_NO_GETAUXVAL (always read /proc/self/auxv
  * on Linux); CCOPT_CPU_QUIET (no message about the environment variables on
  * stderr, for a library that must not write to its host's: the Meson option
@@ -71,6 +72,15 @@
 #ifndef CCOPT_CPU_BASELINE_OPTION
 #define CCOPT_CPU_BASELINE_OPTION "-Dccopt-meson:cpu-baseline"
 #endif
+/* What set the baseline and what lowers it, in the below-baseline line; the Meson glue defines both from
+ * the build's own request ("set by -march=haswell in c_args", "build it with a lower CPU (or none) in
+ * c_args"). */
+#ifndef CCOPT_CPU_BASELINE_CAUSE
+#define CCOPT_CPU_BASELINE_CAUSE "set by " CCOPT_CPU_BASELINE_OPTION
+#endif
+#ifndef CCOPT_CPU_BASELINE_CURE
+#define CCOPT_CPU_BASELINE_CURE "build it with a lower baseline, e.g. " CCOPT_CPU_BASELINE_OPTION "=detect"
+#endif
 
 #ifdef __cplusplus
 extern "C" {
@@ -86,8 +96,8 @@ CCOPT_CPU_API int ccopt_cpu_init(void);
 CCOPT_CPU_API const char *ccopt_cpu_baseline_missing(void);
 
 /* One line for a user (no newline) when this CPU lacks a baseline feature, else NULL:
- *   ccopt: this CPU lacks ... AVX2 X86_V3, which this build requires (its CPU baseline);
- *   to run here, build it with a lower baseline, e.g. -Dccopt-meson:cpu-baseline=detect
+ *   ccopt: this CPU lacks ... AVX2 X86_V3, which this build requires (its CPU baseline, set by
+ *   -march=haswell in c_args); to run here, build it with a lower CPU (or none) in c_args
  * A shared library or Python extension calls it before any baseline code runs and reports it its
  * host's way (an ImportError); an executable built by the Meson glue checks it before main()
  * (CCOPT_CPU_CHECK_BASELINE).  Auto-initializes. */
@@ -96,11 +106,15 @@ CCOPT_CPU_API const char *ccopt_cpu_baseline_message(void);
 /* 1 when the feature is usable, after the environment masks; 0 otherwise,
  * including ids of other architectures and out-of-range ids.  Auto-initializes. */
 CCOPT_CPU_API int ccopt_cpu_have(int feature_id);
-#define CCOPT_CPU_HAVE(NAME) ccopt_cpu_have(CCOPT_CPU_##NAME)
+#define CCOPT_CPU_HAVE(NAME) ccopt_cpu_have(CCOPT_CPU_F_##NAME)
+/* The id of a feature: CCOPT_CPU_ID(AVX2) is the enum constant CCOPT_CPU_F_AVX2.  Every identifier made
+ * from a feature name begins CCOPT_CPU_F_ (or CCOPT_CPU_BASE_F_), where no fixed name of the run-time
+ * lies, so any name a features file may hold (API, MACHINE, TABLE_H, ...) is a feature like any other. */
+#define CCOPT_CPU_ID(NAME) CCOPT_CPU_F_##NAME
 
 /* Every id of every architecture: 0 <= id < ccopt_cpu_count() == CCOPT_CPU_MAX_FEATURE. */
 CCOPT_CPU_API int ccopt_cpu_count(void);
-/* "AVX2" for CCOPT_CPU_AVX2; NULL when out of range. */
+/* "AVX2" for CCOPT_CPU_ID(AVX2); NULL when out of range. */
 CCOPT_CPU_API const char *ccopt_cpu_name(int id);
 /* The id of a name (case-insensitive), or -1. */
 CCOPT_CPU_API int ccopt_cpu_id(const char *name);
@@ -117,8 +131,8 @@ CCOPT_CPU_API const char *ccopt_cpu_arch(void);
 CCOPT_CPU_API int ccopt_cpu_features_text(char *buf, size_t len);
 
 /* The level of this CPU: on x86_64 the highest usable x86-64 psABI level
- * (CCOPT_CPU_X86_V2 .. CCOPT_CPU_X86_V4); on other architectures the highest
- * usable feature in interest order (e.g. CCOPT_CPU_ASIMDDP, CCOPT_CPU_VSX3);
+ * (CCOPT_CPU_ID(X86_V2) .. CCOPT_CPU_ID(X86_V4)); on other architectures the highest
+ * usable feature in interest order (e.g. CCOPT_CPU_ID(ASIMDDP), CCOPT_CPU_ID(VSX3));
  * -1 when none is usable. */
 CCOPT_CPU_API int ccopt_cpu_level(void);
 

@@ -12,7 +12,9 @@
  * (CCOPT_DISABLE_CPU_FEATURES / CCOPT_ENABLE_CPU_FEATURES).  Exits 0 even when
  * the baseline is missing: it reports, it does not judge.
  */
+#ifndef _POSIX_C_SOURCE /* a unity build's earlier source may have chosen (ccopt_cpu.c: _GNU_SOURCE) */
 #define _POSIX_C_SOURCE 200112L
+#endif
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

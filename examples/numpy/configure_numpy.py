@@ -43,6 +43,7 @@ import subprocess
 import sys
 import tempfile
 import warnings
+import zlib
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -226,17 +227,38 @@ def made_with(case: Case) -> dict[str, object]:
     return parts
 
 
+class DamagedRecord(ValueError):
+    """A record that is not gzip'd JSON of ``{"made_with": ..., "dump": ...}``: one line, and the command
+    that remakes it."""
+
+
 def read_record(path: Path) -> dict[str, Any]:
-    """A recorded dump's file: ``{"made_with": ..., "dump": ...}``."""
-    return dict(json.loads(gzip.decompress(path.read_bytes())))
+    """A recorded dump's file: ``{"made_with": ..., "dump": ...}``; DamagedRecord when it is not one (a
+    truncated download, a merge gone wrong)."""
+    try:
+        data = json.loads(gzip.decompress(path.read_bytes()))
+    except (EOFError, OSError, ValueError, zlib.error) as exc:  # gzip's BadGzipFile is an OSError
+        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise DamagedRecord(f"the fork record {path.name} is damaged ({reason[:80]}); remake it with "
+                            f"configure_numpy.py DEST --record") from exc
+    if not (isinstance(data, dict) and isinstance(data.get("made_with"), dict) and isinstance(data.get("dump"), dict)):
+        raise DamagedRecord(f"the fork record {path.name} holds no made_with and dump objects; remake it with "
+                            "configure_numpy.py DEST --record")
+    return dict(data)
 
 
-def recorded(case: Case, made: dict[str, object]) -> compare_builds.Dump | None:
-    """The recorded dump of ``case`` when it was made with ``made``; else None."""
+def recorded(case: Case, made: dict[str, object], damaged: bool = False) -> compare_builds.Dump | None:
+    """The recorded dump of ``case`` when it was made with ``made``; else None (``damaged``: also when the
+    record is damaged, for --record, which remakes it; else that is a DamagedRecord)."""
     path = RECORDED / f"{case.id}.json.gz"
     if not path.is_file():
         return None
-    data = read_record(path)
+    try:
+        data = read_record(path)
+    except DamagedRecord:
+        if damaged:
+            return None
+        raise
     return dict(data["dump"]) if data["made_with"] == made else None
 
 
@@ -295,7 +317,7 @@ def record(dest: Path) -> tuple[list[str], list[str]]:
                 missing.append(case.id)
                 continue
             made = made_with(case)
-            if recorded(case, made) is not None:
+            if recorded(case, made, damaged=True) is not None:
                 continue
             found = configure_fork(case, Path(scratch))
             text = json.dumps({"made_with": made, "dump": found}, indent=1, sort_keys=True)
@@ -332,7 +354,13 @@ def parse(argv: list[str]) -> tuple[argparse.Namespace, tuple[str, ...]]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args, options = parse(sys.argv[1:] if argv is None else argv)
+    try:
+        return run(*parse(sys.argv[1:] if argv is None else argv))
+    except DamagedRecord as exc:
+        raise SystemExit(f"configure_numpy: {exc}") from None
+
+
+def run(args: argparse.Namespace, options: tuple[str, ...]) -> int:
     if args.record:
         dest = args.dest.resolve()
         dest.mkdir(parents=True, exist_ok=True)

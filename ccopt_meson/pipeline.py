@@ -324,8 +324,8 @@ class _Ahead:
             names = _selected(req, expr, table, guess) if table is not None else set()
         except CcoptError:  # whatever the guess trips over, the plan itself will say (or not)
             return None
-        if table is None or _merges_flags(table, names):  # targets with flag checks of their own (ARM)
-            return None
+        if table is None or _merges_flags(table, names) or _reads_flags(table, names):
+            return None  # targets with flag checks of their own (ARM), rows whose flags the compiler explains
         return cls(req, runner, table, names)
 
     def take(self, arch: str | None, cid: str, names: set[str]) -> dict[str, Outcome] | None:
@@ -351,6 +351,14 @@ def _merges_flags(table: Table, names: set[str]) -> bool:
     patterns = [re.compile(rule["match"]) for rule in table.conflicts]
     flags = {f for n in table.closure(names) for f in table.features[n].flags}
     return any(p.search(f) for p in patterns for f in flags)
+
+
+def _reads_flags(table: Table, names: set[str]) -> bool:
+    """Does a row's flags need the compiler's word on what they enable (``rules.reads_flags``)?  Then the plan
+    asks it after the batch, in a process of its own."""
+    from .rules import reads_flags
+
+    return any(reads_flags(table, n) for n in table.closure(names))
 
 
 def _selected(req: Request, expr: Expressions, table: Table, probed: Probed) -> set[str]:
@@ -404,7 +412,8 @@ def _plan(req: Request, expr: Expressions, seed: Probed | None, runner: Runner |
         outcomes = ahead.take(arch, cid, names) if ahead is not None else None
         spent = ahead.scratch.processes if ahead is not None else 0
         if outcomes is None:
-            outcomes = probe_features(session, table, names, seed.outcomes if seed else {})
+            outcomes = probe_features(session, table, names, seed.outcomes if seed else {},
+                                      dict(cc.macros) if cc is not None and cc.macros else None)
         return partial._replace(outcomes=outcomes), scratch.processes + spent
 
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from ccopt_meson import Request, detect, project, tables
+from ccopt_meson import Request, detect, project, rules, tables
 from ccopt_meson.dispatch import parse_targets, select
 from ccopt_meson.emit import numpy_dispatch_header
 from ccopt_meson.errors import DispatchSourceError, InputError
@@ -314,19 +314,26 @@ def test_numpys_feature_sets(version: str) -> None:
     assert arm.detect_of(["ASIMDHP"]) == ["ASIMD", "ASIMDHP"]
 
 
+def _level_test(level: str) -> dict[str, Any]:
+    """A run-time test checking all that the built-in x86-64 ``level`` checks (what its -march= enables)."""
+    t = tables.table_for("x86_64", "gcc")
+    return {"*": rules.union_recipes(t.get(n).runtime for n in t.closure([level]))}
+
+
 @x86_only
 def test_a_covered_target_keeps_its_own_flags(tmp_path: Path, gcc: str) -> None:
-    """numpy's fork builds a kept covered target with its own flags, after the baseline's (its -mcpu= wins)."""
+    """numpy's fork builds a kept covered target with its own flags, after the baseline's (its -march= wins)."""
     doc = json.loads(FIXTURE.read_text())
-    doc["feature_set"]["x86"]["features"][1]["flags"]["gnu"] = ["-march=haswell"]
-    doc["feature_set"]["x86"]["features"][2]["flags"]["gnu"] = ["-march=skylake-avx512"]
+    for row, level in zip(doc["feature_set"]["x86"]["features"][1:], ("X86_V3", "X86_V4")):
+        row.update(flags={"gnu": [f"-march={level.lower().replace('_', '-').replace('x86-v', 'x86-64-v')}"]},
+                   runtime=_level_test(level))
     (tmp_path / "f.json").write_text(json.dumps(doc))
     proj = project.load(tmp_path / "f.json")
     det = detect(Request(command=(gcc,), baseline="level4", project=proj))
     assert det.baseline == ("LEVEL2", "LEVEL3", "LEVEL4")
     covered = select(parse_targets("LEVEL3", "k", proj), det)[0]
-    assert "-march=haswell" in covered.args and "-march=skylake-avx512" not in covered.args
-    assert "-march=skylake-avx512" in det.baseline_args()
+    assert "-march=x86-64-v3" in covered.args and "-march=x86-64-v4" not in covered.args
+    assert "-march=x86-64-v4" in det.baseline_args()
 
 
 # one MSVC version of each stretch numpy's meson_cpu/x86 sets apart (2.2.6 states no version condition)

@@ -153,6 +153,40 @@ def dropped_names(expr: Expressions, table: Table, outcomes: Mapping[str, Outcom
     return notes
 
 
+def unbuilt_rows(table: Table, outcomes: Mapping[str, Outcome]) -> list[str]:
+    """A warning for each row whose flags the compiler was asked about (``rules.reads_flags``) and that is not
+    built on its own account (not for a feature it implies): never dropped without a word, listed or not."""
+    from .rules import reads_flags
+
+    out = []
+    for n, o in outcomes.items():
+        if n in table.features and not o.supported and reads_flags(table, n) \
+                and all(outcomes.get(d, o).supported for d in table.closure([n]) - {n}):
+            first = (o.reason.splitlines() or ["failed"])[0]
+            out.append(f"warning: {n} is not built: {first if len(first) <= 400 else first[:397] + '...'}")
+    return out
+
+
+def unbuilt_under_args(table: Table, outcomes: Mapping[str, Outcome]) -> list[str]:
+    """A warning for each feature that fails on its own account with flags the user's CPU-selecting args changed
+    (``-mcpu=cortex-a53`` takes ASIMDHP's ``+fp16`` and gcc 12 refuses its intrinsics on that armv8.0 CPU): the
+    user's -march/-mcpu, not the compiler, is why it is not built, and no target drops without a word."""
+    if not table.context:
+        return []
+    bare = table._replace(context=())
+    out = []
+    for n, o in outcomes.items():
+        if n in table.features and not o.supported and not table.features[n].disabled \
+                and table.flags_for([n]) != bare.flags_for([n]) \
+                and all(outcomes.get(d, o).supported for d in table.closure([n]) - {n}):
+            first = (o.reason.splitlines() or ["failed"])[0]
+            out.append(f"warning: {n} cannot be built under the compile args' {' '.join(table.context)}: its flags "
+                       f"become {' '.join(table.flags_for([n]))} "
+                       f"({first if len(first) <= 200 else first[:197] + '...'}); compile args naming a later CPU or "
+                       "architecture build it")
+    return out
+
+
 def guaranteed_failure(table: Table | None, outcomes: Mapping[str, Outcome], command: Sequence[str],
                        baseline: Sequence[str] = ()) -> str | None:
     """A warning when a feature every CPU of the target has (the machine's ``min``) is unsupported, naming
@@ -202,6 +236,7 @@ def document(req: Request, probed: Probed, hit: bool = False, key: str = "", pro
                      for n, o in probed.outcomes.items() if n in table.features}
         baseline, dispatch = resolve(table, base_sel, disp_sel, supported)
         notes += dropped_names(expr, table, probed.outcomes)
+        notes += unbuilt_rows(table, probed.outcomes) + unbuilt_under_args(table, probed.outcomes)
         warning = guaranteed_failure(table, probed.outcomes, req.command, baseline)
         if warning:
             notes.append(warning)

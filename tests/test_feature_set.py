@@ -17,7 +17,7 @@ from ccopt_meson.errors import DispatchSourceError, InputError
 from ccopt_meson.records import Macros
 from ccopt_meson.resolve import tokenize
 
-from .conftest import ROOT
+from .conftest import ROOT, need
 
 FIXTURE = ROOT / "tests" / "projects" / "feature_set" / "features.json"
 NUMPY = Macros("NPY_", "numpy")
@@ -363,3 +363,35 @@ def test_numpys_resolved_catalog_matches_its_golden_dump(version: str, capsys: p
     if os.environ.get("CCOPT_UPDATE_GOLDEN"):
         golden.write_text(text)
     assert text == golden.read_text(), f"{golden} changed; rerun with CCOPT_UPDATE_GOLDEN=1 if intended"
+
+
+NUMPY_ARM = ["ASIMDHP", "ASIMDDP", "ASIMDFHM", "SVE"]
+
+
+@pytest.mark.parametrize(("args", "covered"), [
+    ("-march=armv8-a", ()), ("-march=armv8-a+crc", ()),
+    ("-march=armv8-a+sve", ("ASIMDHP", "SVE")),  # gcc's +sve defines the fp16 macros: detect keeps them
+    ("-mcpu=neoverse-n1", ("ASIMDHP", "ASIMDDP")),
+])
+def test_numpys_arm_targets_under_a_packagers_march(args: str, covered: tuple[str, ...]) -> None:
+    """With -Dc_args=-march=armv8-a numpy's fork dispatched ASIMDHP ASIMDDP ASIMDFHM SVE and the port nothing,
+    silently: +fp16 went onto the user's armv8.0 base, where gcc 12 refuses the intrinsics.  Every numpy arm
+    target is built again, in the baseline (what the user's flag enables) or dispatched, in 3 processes."""
+    cc = need("aarch64-linux-gnu-gcc")
+    proj = project.load(ROOT / "examples" / "numpy" / "2.5.5" / "ccopt-numpy.json")
+    det = detect(Request(command=(cc,), args=(args,), project=proj, cross=True))
+    assert [n for n in NUMPY_ARM if n in det.baseline] == list(covered)
+    assert sorted(det.dispatch) == sorted(n for n in NUMPY_ARM if n not in covered), det.notes
+    assert det.probes == 3 and not [n for n in det.notes if n.startswith("warning: ")]
+
+
+def test_a_target_the_users_cpu_cannot_build_is_named() -> None:
+    """-mcpu=cortex-a53 (an armv8.0 CPU) takes ASIMDHP's +fp16, whose intrinsics gcc 12 refuses there: the
+    target is not built, and a warning says the user's flag is why."""
+    cc = need("aarch64-linux-gnu-gcc")
+    det = detect(Request(command=(cc,), args=("-mcpu=cortex-a53",), dispatch="asimdhp asimddp", cross=True))
+    assert det.dispatch == ()
+    warned = [n for n in det.notes if n.startswith("warning: ")]
+    assert any(n.startswith("warning: ASIMDHP cannot be built under the compile args' -mcpu=cortex-a53: its flags "
+                            "become -mcpu=cortex-a53+fp16 (") for n in warned), warned
+    assert any(n.startswith("warning: ASIMDDP cannot be built under") for n in warned)

@@ -316,16 +316,17 @@ class _Ahead:
     almost always confirm.  Probing it at once, in a scratch of its own, overlaps the two compiler
     processes.  It gets one process: the batch.  Its verdicts are used only when that batch
     passed, and the dump names the same machine and compiler and the request selects exactly
-    the same features; otherwise its compiler is killed and the plan runs as without it.
+    the same features; otherwise its compiler is killed and the plan runs as without it.  Where a
+    row's flags must be read (``rules.reads_flags``) it gets two: the batch, then the compile that reads them.
     """
 
-    def __init__(self, req: Request, runner: Runner | None, table: Table, names: set[str]) -> None:
+    def __init__(self, req: Request, runner: Runner | None, table: Table, names: set[str], limit: int = 1) -> None:
         import threading
 
         from .probe import Scratch, Session, probe_features
 
         self.arch, self.cid, self.names = table.machine.name, str(req.compiler_id), names
-        self.scratch = Scratch(runner, limit=1)
+        self.scratch = Scratch(runner, limit=limit)
         session = Session(self.scratch, req.command, req.args, req.lang, compiler_spec(self.cid).driver)
         self.result: dict[str, Outcome] | BaseException | None = None
 
@@ -359,9 +360,12 @@ class _Ahead:
             names = _selected(req, expr, table, guess) if table is not None else set()
         except CcoptError:  # whatever the guess trips over, the plan itself will say (or not)
             return None
-        if table is None or _merges_flags(table, names) or _reads_flags(table, names):
-            return None  # targets with flag checks of their own (ARM), rows whose flags the compiler explains
-        return cls(req, runner, table, names)
+        if table is None or _merges_flags(table, names):  # targets with flag checks of their own (ARM)
+            return None
+        if not _reads_flags(table, names):
+            return cls(req, runner, table, names)
+        # rows whose flags the compiler explains: one compile more where it reads every flag set at once (GCC)
+        return cls(req, runner, table, names, 2) if table.spec.driver.get("target_pragma") else None
 
     def take(self, arch: str | None, cid: str, names: set[str]) -> dict[str, Outcome] | None:
         """Its verdicts if they answer this plan; None (and its compiler stopped) if not."""

@@ -140,8 +140,9 @@ def test_a_rows_flags_enable_what_the_compiler_says(tmp_path: Path, compiler: st
     every flag set in one compile, clang in a dump per set)."""
     from ccopt_meson import detect
 
-    det = detect(Request(command=(need(compiler),), baseline="none", dispatch="l3",
-                         project=_one_row(tmp_path, like, flags)))
+    # as Meson asks: the batch starts beside the dump (gcc: with one process more, for the reading)
+    det = detect(Request(command=(need(compiler),), baseline="none", dispatch="l3", compiler_id=compiler,
+                         cpu_family="x86_64", cross=False, project=_one_row(tmp_path, like, flags)))
     out = det.outcomes["L3"]
     assert not out.supported and "predefined macros say" in out.reason, out
     assert all(re.search(rf"\b{n}\b", out.reason.split("(")[0]) for n in named), out.reason

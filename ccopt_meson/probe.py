@@ -759,7 +759,8 @@ def _check_flags(session: Session, table: Table, names: list[str], outcomes: dic
     (``read_macros``): a target whose flags do not enable it, or enable a built-in feature its run-time test
     does not check, is not built.  ``args_macros``: the predefined macros under the user's args alone, when a
     dump read them already."""
-    odd, read = flag_readings(table, [n for n in names if outcomes.get(n, Outcome(False)).supported])
+    odd, read = ([n for n in found if outcomes.get(n, Outcome(False)).supported]
+                 for found in flag_readings(table, names))  # the batch's flags are every candidate's
     if not odd and not read:
         return
     if not session.driver.get("macro_dump"):

@@ -643,8 +643,8 @@ def _batch(session: Session, table: Table, features: list[str], extras: list[str
         res = session.compile(unit, [*table.flags_for(live), *include], listing)
         probe_owner, flag_owner = _owners(table, live + live_extras)
         diag = diagnose(res.output, res.returncode, probe_owner, flag_owner)
-        if diag.unattributed and listing is not None and not listing.is_file():
-            listing_works = False  # an assembler without GNU as' listing option (Apple's): compile as it knows
+        if diag.unattributed and listing is not None and not listing.is_file() and str(listing) in res.output:
+            listing_works = False  # an assembler refusing GNU as' listing option (Apple's): compile as it knows
             continue
         if diag.unattributed:
             lines = session.listed(listing) if listing is not None else None

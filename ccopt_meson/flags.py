@@ -39,7 +39,9 @@ def normalize_flags(flags: Sequence[str], conflicts: Sequence[Mapping[str, Any]]
     ``context`` holds the user's own CPU-selecting flags, which come earlier on the
     command line.  Additive ``+ext`` flags build on the user's base instead of
     replacing it (``-march=armv8.4-a+crypto`` + ours ``-march=armv8.2-a+sve`` gives
-    ``-march=armv8.4-a+crypto+sve``), and a ``fold_into`` rule moves our ``+ext``
+    ``-march=armv8.4-a+crypto+sve``) unless ours is a later architecture, which then is the
+    line, as on numpy's fork (``-march=armv8-a+crc`` + ours ``-march=armv8.2-a+fp16`` gives
+    ``-march=armv8.2-a+fp16``), and a ``fold_into`` rule moves our ``+ext``
     parts onto the user's flag of another kind (``-mcpu=neoverse-v1+sve``), since
     gcc warns when ``-march`` and ``-mcpu`` disagree.  Level flags without ``+``
     parts (``-march=arch13``, ``-mcpu=power10``) still win: they are the feature.
@@ -62,6 +64,8 @@ def normalize_flags(flags: Sequence[str], conflicts: Sequence[Mapping[str, Any]]
         mine = [c for c in context if pat.search(c)]
         if rule.get("merge_plus") and mine and hits and "+" in out[hits[-1]]:
             head, theirs = _split_plus(mine[-1])
+            if _later_arch(head, _split_plus(out[hits[-1]])[0]):  # ours replaces the user's, as later on the line
+                head, theirs = _split_plus(out[hits[-1]])[0], []
             exts = theirs + _carried(out, hits, latest_first)
             winner = "+".join([head, *(e for e in dict.fromkeys(exts) if e)])
             out = [winner if i == hits[-1] else f for i, f in enumerate(out) if i == hits[-1] or i not in hits]
@@ -74,6 +78,21 @@ def normalize_flags(flags: Sequence[str], conflicts: Sequence[Mapping[str, Any]]
         keep = set(hits[:-1])
         out = [winner if i == hits[-1] else f for i, f in enumerate(out) if i not in keep]
     return out
+
+
+_ARCH_VERSION = re.compile(r"=armv(\d+)(?:\.(\d+))?-a$")  # Arm's architecture names: armv8-a, armv8.2-a, armv9-a
+
+
+def _later_arch(user: str, ours: str) -> bool:
+    """Is our ``-march=`` a later version of the Arm architecture than the user's?  Then ours is the feature's
+    line, whole: gcc 12 refuses the fp16 and dotprod intrinsics on an armv8.0 base (``-march=armv8-a+fp16``),
+    and numpy's fork writes ASIMDHP's ``-march=armv8.2-a+fp16`` after the user's flag, where the last one wins.
+    A user's later base (``armv8.4-a``) stays, with our ``+ext`` parts."""
+    mine, theirs = _ARCH_VERSION.search(user), _ARCH_VERSION.search(ours)
+    if mine is None or theirs is None:
+        return False
+    version = [(int(m.group(1)), int(m.group(2) or 0)) for m in (mine, theirs)]
+    return version[1] > version[0]
 
 
 def mentions(text: str, flag: str) -> bool:

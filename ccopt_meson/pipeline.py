@@ -153,6 +153,40 @@ def dropped_names(expr: Expressions, table: Table, outcomes: Mapping[str, Outcom
     return notes
 
 
+def unbuilt_rows(table: Table, outcomes: Mapping[str, Outcome]) -> list[str]:
+    """A warning for each row whose flags the compiler was asked about (``rules.reads_flags``) and that is not
+    built on its own account (not for a feature it implies): never dropped without a word, listed or not."""
+    from .rules import reads_flags
+
+    out = []
+    for n, o in outcomes.items():
+        if n in table.features and not o.supported and reads_flags(table, n) \
+                and all(outcomes.get(d, o).supported for d in table.closure([n]) - {n}):
+            first = (o.reason.splitlines() or ["failed"])[0]
+            out.append(f"warning: {n} is not built: {first if len(first) <= 400 else first[:397] + '...'}")
+    return out
+
+
+def unbuilt_under_args(table: Table, outcomes: Mapping[str, Outcome]) -> list[str]:
+    """A warning for each feature that fails on its own account with flags the user's CPU-selecting args changed
+    (``-mcpu=cortex-a53`` takes ASIMDHP's ``+fp16`` and gcc 12 refuses its intrinsics on that armv8.0 CPU): the
+    user's -march/-mcpu, not the compiler, is why it is not built, and no target drops without a word."""
+    if not table.context:
+        return []
+    bare = table._replace(context=())
+    out = []
+    for n, o in outcomes.items():
+        if n in table.features and not o.supported and not table.features[n].disabled \
+                and table.flags_for([n]) != bare.flags_for([n]) \
+                and all(outcomes.get(d, o).supported for d in table.closure([n]) - {n}):
+            first = (o.reason.splitlines() or ["failed"])[0]
+            out.append(f"warning: {n} cannot be built under the compile args' {' '.join(table.context)}: its flags "
+                       f"become {' '.join(table.flags_for([n]))} "
+                       f"({first if len(first) <= 200 else first[:197] + '...'}); compile args naming a later CPU or "
+                       "architecture build it")
+    return out
+
+
 def guaranteed_failure(table: Table | None, outcomes: Mapping[str, Outcome], command: Sequence[str],
                        baseline: Sequence[str] = ()) -> str | None:
     """A warning when a feature every CPU of the target has (the machine's ``min``) is unsupported, naming
@@ -202,6 +236,7 @@ def document(req: Request, probed: Probed, hit: bool = False, key: str = "", pro
                      for n, o in probed.outcomes.items() if n in table.features}
         baseline, dispatch = resolve(table, base_sel, disp_sel, supported)
         notes += dropped_names(expr, table, probed.outcomes)
+        notes += unbuilt_rows(table, probed.outcomes) + unbuilt_under_args(table, probed.outcomes)
         warning = guaranteed_failure(table, probed.outcomes, req.command, baseline)
         if warning:
             notes.append(warning)
@@ -281,16 +316,17 @@ class _Ahead:
     almost always confirm.  Probing it at once, in a scratch of its own, overlaps the two compiler
     processes.  It gets one process: the batch.  Its verdicts are used only when that batch
     passed, and the dump names the same machine and compiler and the request selects exactly
-    the same features; otherwise its compiler is killed and the plan runs as without it.
+    the same features; otherwise its compiler is killed and the plan runs as without it.  Where a
+    row's flags must be read (``rules.reads_flags``) it gets two: the batch, then the compile that reads them.
     """
 
-    def __init__(self, req: Request, runner: Runner | None, table: Table, names: set[str]) -> None:
+    def __init__(self, req: Request, runner: Runner | None, table: Table, names: set[str], limit: int = 1) -> None:
         import threading
 
         from .probe import Scratch, Session, probe_features
 
         self.arch, self.cid, self.names = table.machine.name, str(req.compiler_id), names
-        self.scratch = Scratch(runner, limit=1)
+        self.scratch = Scratch(runner, limit=limit)
         session = Session(self.scratch, req.command, req.args, req.lang, compiler_spec(self.cid).driver)
         self.result: dict[str, Outcome] | BaseException | None = None
 
@@ -326,7 +362,10 @@ class _Ahead:
             return None
         if table is None or _merges_flags(table, names):  # targets with flag checks of their own (ARM)
             return None
-        return cls(req, runner, table, names)
+        if not _reads_flags(table, names):
+            return cls(req, runner, table, names)
+        # rows whose flags the compiler explains: one compile more where it reads every flag set at once (GCC)
+        return cls(req, runner, table, names, 2) if table.spec.driver.get("target_pragma") else None
 
     def take(self, arch: str | None, cid: str, names: set[str]) -> dict[str, Outcome] | None:
         """Its verdicts if they answer this plan; None (and its compiler stopped) if not."""
@@ -351,6 +390,14 @@ def _merges_flags(table: Table, names: set[str]) -> bool:
     patterns = [re.compile(rule["match"]) for rule in table.conflicts]
     flags = {f for n in table.closure(names) for f in table.features[n].flags}
     return any(p.search(f) for p in patterns for f in flags)
+
+
+def _reads_flags(table: Table, names: set[str]) -> bool:
+    """Does a row's flags need the compiler's word on what they enable (``rules.reads_flags``)?  Then the plan
+    asks it after the batch, in a process of its own."""
+    from .rules import reads_flags
+
+    return any(reads_flags(table, n) for n in table.closure(names))
 
 
 def _selected(req: Request, expr: Expressions, table: Table, probed: Probed) -> set[str]:
@@ -404,7 +451,8 @@ def _plan(req: Request, expr: Expressions, seed: Probed | None, runner: Runner |
         outcomes = ahead.take(arch, cid, names) if ahead is not None else None
         spent = ahead.scratch.processes if ahead is not None else 0
         if outcomes is None:
-            outcomes = probe_features(session, table, names, seed.outcomes if seed else {})
+            outcomes = probe_features(session, table, names, seed.outcomes if seed else {},
+                                      dict(cc.macros) if cc is not None and cc.macros else None)
         return partial._replace(outcomes=outcomes), scratch.processes + spent
 
 

@@ -43,7 +43,7 @@ import threading
 import time
 from pathlib import Path
 
-from . import fsio
+from . import fsio, rules
 from ._record import TYPE_CHECKING, NamedTuple
 from .compiler import macro_satisfied, parse_macro_dump, program_prefix
 from .errors import CompilerError, InputError
@@ -56,7 +56,7 @@ if TYPE_CHECKING:  # typing, dataclasses and concurrent.futures (logging) cost a
     from typing import IO, Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 __all__ = ["SCRATCH_MARK", "ProcResult", "Runner", "run_process", "Scratch", "Session", "Outcome", "probe_features",
-           "diagnose", "timeout_from_env", "describe_status"]
+           "diagnose", "timeout_from_env", "describe_status", "flag_readings", "read_macros"]
 
 DEFAULT_TIMEOUT = 120.0
 MAX_TIMEOUT = 86400.0  # a day: beyond it the OS wait calls overflow (OverflowError), and no probe needs it
@@ -501,9 +501,13 @@ class Session:
             return None, ProcResult(res.returncode, self.clean(res.output))
         return parse_macro_dump(res.output), res
 
-    def compile(self, source: Path, flags: Sequence[str]) -> ProcResult:
+    def compile(self, source: Path, flags: Sequence[str], listing: Path | None = None) -> ProcResult:
+        """Compile ``source`` to an object; ``listing``: where the assembler also writes its listing
+        (the driver's ``asm_listing``)."""
         obj = self._next(str(self.driver["obj_suffix"]))
         out = [part.replace("{out}", str(obj)) for part in self.driver["output"]]
+        if listing is not None:
+            out += [part.replace("{out}", str(listing)) for part in self.driver["asm_listing"]]
         res = self.run([*flags, *self.driver["compile"], *self._source(source), *out])
         if res.returncode == 0 and not obj.exists():
             # a "compiler" that succeeds without compiling (e.g. `true`) must not pass every probe
@@ -529,6 +533,20 @@ class Session:
                 self.scratch.write(copy, data)
                 self._staged[probe] = copy
             return copy
+
+    def listed(self, listing: Path) -> list[str] | None:
+        """The assembly lines an assembler listing shows, by their line number in the assembly file (what its
+        diagnostics name); None when the assembler wrote none."""
+        try:
+            text = fsio.read_bounded(listing, fsio.LIMITS.compiler_output, "assembler listing")
+        except OSError:
+            return None
+        lines: dict[int, str] = {}
+        for row in text.decode(errors="replace").splitlines():
+            m = _LISTED.match(row)
+            if m and (m.group(2) or int(m.group(1)) not in lines):  # a continuation row of bytes shows no text
+                lines[int(m.group(1))] = m.group(2)
+        return [lines.get(i, "") for i in range(1, max(lines, default=0) + 1)]
 
     def assembly(self, source: Path, flags: Sequence[str]) -> list[str]:
         """The lines of the assembly the compiler writes for ``source`` (its driver's ``asm_only``,
@@ -613,18 +631,24 @@ def _owners(table: Table, names: Iterable[str]) -> tuple[dict[str, str], dict[st
 def _batch(session: Session, table: Table, features: list[str], extras: list[str],
            outcomes: dict[str, Outcome]) -> bool:
     """Compile candidates together until the rest passes; False if a failure can't be placed."""
-    for _ in range(len(features) + len(extras) + 1):
+    listing_works = bool(session.driver.get("asm_listing"))
+    for _ in range(len(features) + len(extras) + 2):
         live = [n for n in features if n not in outcomes]
         live_extras = [e for e in extras if e not in outcomes and table.subject(e).owner in live]
         if not live:
             return True
         probes = [table.subject(n).probe for n in live + live_extras]
         unit, include = session.write_unit(probes)
-        res = session.compile(unit, [*table.flags_for(live), *include])
+        listing = session._next(".lst") if listing_works else None
+        res = session.compile(unit, [*table.flags_for(live), *include], listing)
         probe_owner, flag_owner = _owners(table, live + live_extras)
         diag = diagnose(res.output, res.returncode, probe_owner, flag_owner)
+        if diag.unattributed and listing is not None and not listing.is_file() and str(listing) in res.output:
+            listing_works = False  # an assembler refusing GNU as' listing option (Apple's): compile as it knows
+            continue
         if diag.unattributed:
-            _place_assembler(session, unit, [*table.flags_for(live), *include], diag, probe_owner)
+            lines = session.listed(listing) if listing is not None else None
+            _place_assembler(session, unit, [*table.flags_for(live), *include], diag, probe_owner, lines)
         if not diag.bad:
             for n in live + live_extras:
                 outcomes[n] = Outcome(True)
@@ -642,20 +666,22 @@ def _batch(session: Session, table: Table, features: list[str], extras: list[str
 
 _ASM_LOCATED = re.compile(r"^(?P<file>.+?\.s):(?P<line>\d+): (?:Error|Warning): (?P<message>.+)$")
 _ASM_FUNCTION = re.compile(r"^_?(ccopt_probe_\w+):")
+_LISTED = re.compile(r"^\s*(\d+) [^\t]*\t?(.*)$")  # GNU as' listing: line number, address and bytes, the line
 
 
 def _place_assembler(session: Session, unit: Path, flags: Sequence[str], diag: Diagnosis,
-                     probe_owner: Mapping[str, str]) -> None:
+                     probe_owner: Mapping[str, str], lines: list[str] | None = None) -> None:
     """Attribute the assembler's diagnostics to the probe whose function holds the line they name.
 
     They name only the compiler's temporary assembly file (``/tmp/ccX.s:34: Error: ...``: mingw's
     assembler refusing GCC 12's AMX tile loads, whose ``(long)`` stride is 32-bit on LLP64
     Windows), so the batch could not place them and fell back to one process per feature.  The
-    same compile with ``-S`` writes the same assembly; the ``ccopt_probe_<name>`` label above the
-    line names the probe.
+    assembler's listing of that very compile (``lines``), or else the same compile with ``-S``,
+    shows the assembly; the ``ccopt_probe_<name>`` label above the line names the probe.
     """
     located = [(reason, m) for reason in diag.unattributed if (m := _ASM_LOCATED.match(reason))]
-    lines = session.assembly(unit, flags) if located else []
+    if lines is None:
+        lines = session.assembly(unit, flags) if located else []
     by_function = {f"ccopt_probe_{Path(path).stem}": name for path, name in probe_owner.items()}
     for reason, m in located if lines else ():
         above = reversed(lines[:int(m.group("line"))])
@@ -717,37 +743,154 @@ def _one_by_one(session: Session, table: Table, names: list[str], outcomes: dict
             outcomes[e] = out
 
 
-def _verify_own_flags(session: Session, table: Table, names: list[str], outcomes: dict[str, Outcome]) -> None:
-    """Targets whose own flags are not a plain subset of the batch flags get a cheap flag check."""
+def flag_readings(table: Table, names: Iterable[str]) -> tuple[list[str], list[str]]:
+    """The features whose flags the compiler is asked about after the batch: those whose own flags are not a
+    plain subset of the batch's (merged ``-march=...+ext``: do they enable the feature?), and those whose flags
+    ``rules.reads_flags`` cannot read (what do they enable?)."""
+    names = list(names)
     union = set(table.flags_for(names))
-    odd = [n for n in names if outcomes.get(n, Outcome(False)).supported and not set(table.flags_for([n])) <= union]
-    if not odd:
+    odd = [n for n in names if not set(table.flags_for([n])) <= union]
+    return odd, [n for n in names if rules.reads_flags(table, n)]
+
+
+def _check_flags(session: Session, table: Table, names: list[str], outcomes: dict[str, Outcome],
+                 args_macros: Mapping[str, str] | None) -> None:
+    """Ask the compiler about the flags of the features ``flag_readings`` names, all flag sets at once
+    (``read_macros``): a target whose flags do not enable it, or enable a built-in feature its run-time test
+    does not check, is not built.  ``args_macros``: the predefined macros under the user's args alone, when a
+    dump read them already."""
+    odd, read = ([n for n in found if outcomes.get(n, Outcome(False)).supported]
+                 for found in flag_readings(table, names))  # the batch's flags are every candidate's
+    if not odd and not read:
         return
-    workers = max(1, min(len(odd), os.cpu_count() or 1))
     if not session.driver.get("macro_dump"):
-        # MSVC-style drivers cannot dump macros: compile the feature's own probe with its own flags
+        # MSVC-style drivers cannot dump macros: compile the feature's own probe with its own flags.  What their
+        # flags enable cannot be read: the rows state their implications (docs: "what flags enable").
+        workers = max(1, min(len(odd), os.cpu_count() or 1))
         with _pool(session.scratch, workers) as pool:
             for n, out in zip(odd, pool.map(lambda n: _one(session, table, n), odd)):
                 if not out.supported:
                     outcomes[n] = out
         _prune(table, names, outcomes)
         return
-    with _pool(session.scratch, workers) as pool:
-        results = list(pool.map(lambda n: session.dump_macros(table.flags_for([n])), odd))
-    for n, (macros, res) in zip(odd, results):
-        if macros is None:
-            outcomes[n] = Outcome(False, session.clean(res.first_line("flags refused")))
-        elif not all(macro_satisfied(m, macros) for m in table.features[n].macros):
+    known = list(dict.fromkeys(m for b in table.builtin().features.values() for m in b.macros)) if read else []
+    wanted: dict[tuple[str, ...], list[str]] = {(): known} if read and args_macros is None else {}
+    for n in odd:
+        wanted.setdefault(tuple(table.flags_for([n])), []).extend(table.features[n].macros)
+    for n in read:
+        wanted.setdefault(tuple(table.flags_for([n])), []).extend(known)
+    facts = read_macros(session, {k: list(dict.fromkeys(v)) for k, v in wanted.items()})
+    for n in odd:
+        held, reason = facts[tuple(table.flags_for([n]))]
+        if held is None:
+            outcomes[n] = Outcome(False, reason)
+        elif not all(m in held for m in table.features[n].macros):
             outcomes[n] = Outcome(False, f"flags {' '.join(table.flags_for([n]))} do not enable {n}")
+    base, why = ((frozenset(m for m in known if macro_satisfied(m, args_macros)), "") if args_macros is not None
+                 else facts[()] if read else (None, ""))
+    for n in read:
+        held, reason = facts[tuple(table.flags_for([n]))]
+        if n in outcomes and not outcomes[n].supported:
+            continue
+        if held is None or base is None:
+            outcomes[n] = Outcome(False, reason if held is None else why)
+            continue
+        missing = rules.enabled_gaps(table, n, held, base)
+        if missing:
+            outcomes[n] = Outcome(False, rules.describe_enabled_gap(n, table.features[n].flags, table.spec.id,
+                                                                    missing))
     _prune(table, names, outcomes)
 
 
+def read_macros(session: Session, wanted: Mapping[tuple[str, ...], Sequence[str]]
+                ) -> dict[tuple[str, ...], tuple[frozenset[str] | None, str]]:
+    """For each flag set, the macro specs of ``wanted`` (``NAME``, ``NAME>=N``) that hold with it, as the compiler
+    says; None (and the compiler's line) where it refuses the flags.
+
+    A compiler that updates its target macros after ``#pragma GCC target`` (the driver's ``target_pragma``: GCC;
+    clang keeps the command line's) answers for every set in one compile: a section per set, ``-mX`` flags as the
+    pragma's ``X``, ``-D``/``-U`` as ``#define``/``#undef``.  A set the pragma cannot state, or whose section
+    draws a diagnostic, and every set of another compiler, gets one predefined-macro dump of its own."""
+    out: dict[tuple[str, ...], tuple[frozenset[str] | None, str]] = {}
+    if session.driver.get("target_pragma"):
+        out.update(_read_folded(session, wanted))
+    rest = [k for k in wanted if k not in out]
+    if rest:
+        with _pool(session.scratch, max(1, min(len(rest), os.cpu_count() or 1))) as pool:
+            dumps = list(pool.map(lambda k: session.dump_macros(list(k)), rest))
+        for k, (macros, res) in zip(rest, dumps):
+            out[k] = ((None, session.clean(res.first_line("flags refused"))) if macros is None else
+                      (frozenset(m for m in wanted[k] if macro_satisfied(m, macros)), ""))
+    return out
+
+
+_PRAGMA_SAFE = re.compile(r"^[A-Za-z0-9_.,=+-]+$")
+_DEFINE = re.compile(r"^-([DU])([A-Za-z_]\w*)(?:=(.*))?$")
+_FACT = re.compile(r"ccopt-fact (\d+) (\d+)")
+
+
+def _section(i: int, flags: Sequence[str], specs: Sequence[str]) -> list[str] | None:
+    """The lines that read ``specs`` under ``flags`` after the command line's; None where a flag is neither
+    ``-mX`` nor ``-D``/``-U``."""
+    target, macros = [], []
+    for f in flags:
+        m = _DEFINE.match(f)
+        if m and (m.group(3) is None or "\n" not in m.group(3)):
+            macros.append(m)
+        elif f.startswith("-m") and len(f) > 2 and _PRAGMA_SAFE.match(f[2:]):
+            target.append(f'"{f[2:]}"')
+        else:
+            return None
+    lines = ["#pragma GCC push_options"] + ([f"#pragma GCC target({', '.join(target)})"] if target else [])
+    for m in macros:
+        lines += [f'#pragma push_macro("{m.group(2)}")', f"#undef {m.group(2)}"]
+        lines += [f"#define {m.group(2)} {1 if m.group(3) is None else m.group(3)}"] if m.group(1) == "D" else []
+    for k, spec in enumerate(specs):
+        name, sep, bound = spec.partition(">=")
+        cond = f"defined({name})" + (f" && ({name}) >= {int(bound)}" if sep else "")
+        lines += [f"#if {cond}", f'#pragma message "ccopt-fact {i} {k}"', "#endif"]
+    lines += [f'#pragma pop_macro("{m.group(2)}")' for m in reversed(macros)]
+    return [*lines, "#pragma GCC pop_options"]
+
+
+def _read_folded(session: Session, wanted: Mapping[tuple[str, ...], Sequence[str]]
+                 ) -> dict[tuple[str, ...], tuple[frozenset[str] | None, str]]:
+    """The sets of ``wanted`` one compile with a section each reads (see ``read_macros``); a set left out is
+    read otherwise."""
+    keys = list(wanted)
+    lines: list[str] = []
+    spans: dict[int, range] = {}
+    for i, k in enumerate(keys):
+        sec = _section(i, k, wanted[k]) if all(_PRAGMA_SAFE.match(s.replace(">=", "")) for s in wanted[k]) else None
+        if sec is not None:
+            spans[i] = range(len(lines) + 1, len(lines) + len(sec) + 1)
+            lines += sec
+    if not spans:
+        return {}
+    src = session._next(".c")
+    session.scratch.write(src, "".join(f"{ln}\n" for ln in lines).encode())
+    res = session.compile(src, [])
+    located = [_LOCATED.match(ln) for ln in res.output.splitlines()]
+    spoiled = {i for m in located if m and m.group("sev") != "note" and src.name in m.group("file")
+               for i, span in spans.items() if int(m.group("line") or m.group("mline")) in span}
+    if res.returncode != 0 and not spoiled:  # a failure no section explains: read every set otherwise
+        return {}
+    held: dict[int, set[str]] = {i: set() for i in spans}
+    for fact in _FACT.finditer(res.output):
+        i, spec = int(fact.group(1)), int(fact.group(2))
+        if i in held and spec < len(wanted[keys[i]]):
+            held[i].add(wanted[keys[i]][spec])
+    return {keys[i]: (frozenset(h), "") for i, h in held.items() if i not in spoiled}
+
+
 def probe_features(session: Session, table: Table, names: Iterable[str],
-                   known: Mapping[str, Outcome] | None = None) -> dict[str, Outcome]:
+                   known: Mapping[str, Outcome] | None = None,
+                   args_macros: Mapping[str, str] | None = None) -> dict[str, Outcome]:
     """Outcome of every feature in ``names`` (closed under implication) and their extra checks.
 
     ``known`` holds outcomes an earlier run with the same compiler and args found; only the
-    rest is probed (a new request re-probes what it adds, nothing else).
+    rest is probed (a new request re-probes what it adds, nothing else).  ``args_macros``: the
+    compiler's predefined macros under the user's args, when the caller has them.
     """
     wanted = table.sort(table.closure(names))
     extras = [e for n in wanted for e in table.features[n].extra_checks if e in table.extra_checks]
@@ -766,7 +909,7 @@ def probe_features(session: Session, table: Table, names: Iterable[str],
             if n not in known and (outcomes[n].supported or n in extras):
                 del outcomes[n]
         _one_by_one(session, table, [n for n in wanted if n not in outcomes] + extras, outcomes)
-    _verify_own_flags(session, table, fresh, outcomes)
+    _check_flags(session, table, fresh, outcomes, args_macros)
     for e in extras:
         owner = table.subject(e).owner
         if not outcomes.get(owner, Outcome(False)).supported:

@@ -10,6 +10,9 @@ here once, on that model.  The tests hold the built-in tables to the same rules.
 - a row's run-time test covers every built-in feature whose flags its own flags (with its implications') contain:
   a row picked on the AVX2 bit alone must not compile FMA code.  A ``like`` row that inherits its test has it
   widened to what its flags enable; a row that states its test is refused with the features to add.
+- what a row's flags enable beyond those switches (``-march=haswell``, ``-msse4``, ``-mcpu=``, ``/arch:``) is what
+  the compiler says: the probe reads its predefined macros under the row's flags (``reads_flags`` picks the rows,
+  ``enabled_gaps`` judges them), and a row whose test misses one of the built-in features they enable is not built.
 """
 
 from __future__ import annotations
@@ -20,7 +23,16 @@ import warnings
 
 from ._record import TYPE_CHECKING
 from .schema import schema_file
-from .tables import Feature, build_feature, compiler_spec, compilers_data, picks_cpu, raw_family, reference_compiler
+from .tables import (
+    Feature,
+    Table,
+    build_feature,
+    compiler_spec,
+    compilers_data,
+    picks_cpu,
+    raw_family,
+    reference_compiler,
+)
 from .tokens import RESERVED, show
 from .versions import Version, boundaries
 
@@ -28,7 +40,7 @@ if TYPE_CHECKING:
     from typing import Any, Callable, Iterable, Mapping
 
 __all__ = ["bad_name", "unsafe_pattern", "INHERITED_RUNTIME", "WIDENED", "runtime_gaps", "widen_runtime", "covers",
-           "union_recipes", "describe_gap", "MAX_PATTERN"]
+           "union_recipes", "describe_gap", "MAX_PATTERN", "reads_flags", "enabled_gaps", "describe_enabled_gap"]
 
 MAX_PATTERN = 200  # numpy's longest is 18 characters
 INHERITED_RUNTIME = " runtime of"  # a key no schema admits: the built-in row a 'like' row took its test from
@@ -255,3 +267,38 @@ def describe_gap(name: str, missing: Mapping[str, list[Feature]]) -> str:
     return (f"{name}'s flags enable {names} ({flags}) on {machine}, which its run-time test does not check: a CPU "
             f"without them would run its code; add their checks to its 'runtime' (as the built-in rows state them), "
             "or drop those flags")
+
+
+# --------------------------------------------------------------------------- what the compiler says flags enable
+
+
+def reads_flags(table: Table, name: str) -> bool:
+    """Must the compiler say what ``name``'s flags enable?  Yes for a row that is not the built-in one and has a
+    flag no built-in feature has as its own instruction-set switch (``-march=haswell``, ``-msse4``, ``/arch:AVX2``):
+    the rules above read only those switches.  A built-in row states its implications itself."""
+    feat, own = table.features[name], table.builtin().features.get(name)
+    if own is not None and own.flags == feat.flags and own.runtime == feat.runtime:
+        return False
+    known = {x for b in _builtin(table.machine.family, table.machine.name, table.spec.id, table.version)
+             for x in b.flags}
+    return any(x not in known for x in feat.flags)
+
+
+def enabled_gaps(table: Table, name: str, under_flags: Iterable[str], under_args: Iterable[str]) -> list[Feature]:
+    """The built-in features whose predefined macros ``name``'s flags define (``under_flags``: the macro specs
+    that hold with them) beyond the user's args (``under_args``) and which its run-time test, with its
+    implications', does not check."""
+    row, base = set(under_flags), set(under_args)
+    have = union_recipes(table.features[n].runtime for n in table.closure([name]))
+    return [b for b in table.builtin().features.values()
+            if b.macros and not b.disabled and b.runtime and all(m in row for m in b.macros)
+            and not all(m in base for m in b.macros) and not covers(have, b.runtime)]
+
+
+def describe_enabled_gap(name: str, flags: Iterable[str], compiler: str, missing: Iterable[Feature]) -> str:
+    """Why a row whose flags enable more than its run-time test checks is not built."""
+    names = ", ".join(b.name for b in missing)
+    return (f"{name}'s flags {' '.join(flags)} enable {names} ({compiler}'s predefined macros say), which its "
+            "run-time test does not check: a CPU without them would run its code; add their checks to its "
+            "'runtime', or name the instruction sets with their own switches (-mavx2 -mfma ...), which an "
+            "inherited test takes on")

@@ -393,13 +393,16 @@ def reference_compiler() -> str:
 def compiler_spec(compiler_id: str) -> CompilerSpec:
     data = compilers_data()
     entry = data["compilers"].get(compiler_id)
+    # what this very compiler does beyond its driver's options ('#pragma GCC target' updating macros): never
+    # assumed of an unknown id, which only speaks the reference's dialect
+    extra = entry.get("probe_extra", {}) if entry is not None else {}
     if entry is None:
         # Unknown ids (e.g. 'armclang', 'nvidia_hpc') speak the reference's (GNU) dialect in practice.
         entry = data["compilers"][reference_compiler()]
     return CompilerSpec(
         id=compiler_id,
         style=entry["style"],
-        driver=data["drivers"][entry["driver"]],
+        driver={**data["drivers"][entry["driver"]], **extra},
         opt=tuple(entry["opt"]),
         werror=tuple(entry["werror"]),
         debug_patterns=tuple(entry["debug_patterns"]),
@@ -561,6 +564,11 @@ class Table(NamedTuple):
     def rank(self, target: Sequence[str]) -> int:
         """Interest of a (multi-)target: the highest member, plus one per extra member."""
         return max(self.features[n].interest for n in target) + len(target) - 1
+
+    def builtin(self) -> Table:
+        """This machine's built-in table for this compiler and version, whatever the project states: the features
+        whose predefined macros tell what a row's flags enable."""
+        return _table_for(self.machine.name, self.spec.id, None, self.version)
 
     def reference(self) -> Table:
         """This machine's table for the reference compiler: the graph the run-time library judges by."""

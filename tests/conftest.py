@@ -164,6 +164,31 @@ class FakeCompiler:
     def _includes(unit: Path, name: str) -> bool:
         return unit.name == name or any(line.endswith(f'/{name}"') for line in unit.read_text().splitlines())
 
+    def _folded(self, argv: Sequence[str], unit: Path) -> str:
+        """GCC's answer to a unit of '#pragma GCC target' sections (``probe.read_macros``): a note for each
+        '#pragma message' whose '#if' holds under the section's flags, read from this compiler's dumps."""
+        from ccopt_meson.compiler import macro_satisfied, parse_macro_dump
+
+        out: list[str] = []
+        flags: list[str] = []
+        held = False
+        for number, line in enumerate(unit.read_text().splitlines(), 1):
+            if line == "#pragma GCC push_options":
+                flags = list(argv[1:argv.index("-c")])
+            elif line.startswith("#pragma GCC target("):
+                flags += ["-m" + t.strip().strip('"') for t in line[len("#pragma GCC target("):-1].split(",")]
+            elif line.startswith("#define "):
+                flags.append("-D" + "=".join(line.split(" ", 2)[1:]))
+            elif line.startswith("#if "):
+                macros: dict[str, str] = parse_macro_dump(self._dump(["cc", *flags, "-dM"]))
+                cond = line[4:].replace("defined(", "").replace("(", "").replace(")", "")
+                specs = [part.split(">=") for part in cond.split(" && ")]
+                held = macro_satisfied(">=".join(p.strip() for p in specs[-1]), macros)
+            elif line.startswith("#pragma message") and held:
+                message = line.split('"')[1]
+                out.append(f"{unit}:{number}:9: note: '#pragma message: {message}'\n")
+        return "".join(out)
+
     def __call__(self, argv: Sequence[str], timeout: float) -> ProcResult:
         argv = list(argv)
         self.calls.append(argv)
@@ -174,6 +199,9 @@ class FakeCompiler:
         if "-dM" in argv:
             return ProcResult(0, out + self._dump(argv))
         unit = Path(argv[argv.index("-c") + 3])
+        if "#pragma GCC target" in unit.read_text() or "ccopt-fact" in unit.read_text():
+            Path(argv[argv.index("-o") + 1]).write_bytes(b"")
+            return ProcResult(0, out + self._folded(argv, unit))
         for name in sorted(self.broken_probes):
             if self._includes(unit, name):
                 rec = recorded(f"{self.scenario}-{name.rsplit('.', 1)[0]}-unsupported")

@@ -278,3 +278,21 @@ def test_the_audit_runs_from_a_wrap_only_project_s_root(tmp_path: Path) -> None:
     need_module("iced_x86", "the audit extra")
     r = subprocess.run([sys.executable, *argv], cwd=src, env=env, capture_output=True, text=True, timeout=600)
     assert r.returncode == 0 and r.stdout.endswith(" with findings\n") and "0 with findings" in r.stdout, r.stderr
+
+
+@pytest.mark.parametrize(("cpu", "picked"), [("Haswell", "SWITCHES"), ("Haswell,-fma", "BASELINE"),
+                                             ("Haswell,-bmi2", "BASELINE")])
+def test_a_march_row_never_runs_on_a_cpu_its_flags_exceed(tmp_path: Path, cpu: str, picked: str) -> None:
+    """A row like AVX2 with -march=haswell kept AVX2's one CPUID bit: under Haswell,-fma the dispatcher picked it
+    and the program died with SIGILL.  The compiler says -march=haswell enables FMA, BMI, ...: the row is not
+    built (its reason is printed), and a CPU without FMA runs a lower version; SWITCHES, the same sets named with
+    their own switches, has a test that checks them."""
+    x86_host()
+    qemu = need("qemu-x86_64-static")
+    b = Build(tmp_path, project(tmp_path, "march_row"))
+    out = b.meson_cmd("setup", str(b.dir))
+    assert "WARNING: HASWELL is not built: HASWELL's flags -march=haswell enable " in out
+    assert "HASWELL" not in (b.dir / "fma.dispatch.h").read_text()
+    b.ninja()
+    run = subprocess.run([qemu, "-cpu", cpu, str(b.dir / "main")], capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0 and run.stdout.split() == [picked, "127"], (run.returncode, run.stderr, out[-2000:])

@@ -10,14 +10,14 @@ from typing import Any
 
 import pytest
 
-from ccopt_meson import Request, detect, project, tables
+from ccopt_meson import Request, detect, project, rules, tables
 from ccopt_meson.dispatch import parse_targets, select
 from ccopt_meson.emit import numpy_dispatch_header
 from ccopt_meson.errors import DispatchSourceError, InputError
 from ccopt_meson.records import Macros
 from ccopt_meson.resolve import tokenize
 
-from .conftest import ROOT
+from .conftest import ROOT, need
 
 FIXTURE = ROOT / "tests" / "projects" / "feature_set" / "features.json"
 NUMPY = Macros("NPY_", "numpy")
@@ -314,19 +314,26 @@ def test_numpys_feature_sets(version: str) -> None:
     assert arm.detect_of(["ASIMDHP"]) == ["ASIMD", "ASIMDHP"]
 
 
+def _level_test(level: str) -> dict[str, Any]:
+    """A run-time test checking all that the built-in x86-64 ``level`` checks (what its -march= enables)."""
+    t = tables.table_for("x86_64", "gcc")
+    return {"*": rules.union_recipes(t.get(n).runtime for n in t.closure([level]))}
+
+
 @x86_only
 def test_a_covered_target_keeps_its_own_flags(tmp_path: Path, gcc: str) -> None:
-    """numpy's fork builds a kept covered target with its own flags, after the baseline's (its -mcpu= wins)."""
+    """numpy's fork builds a kept covered target with its own flags, after the baseline's (its -march= wins)."""
     doc = json.loads(FIXTURE.read_text())
-    doc["feature_set"]["x86"]["features"][1]["flags"]["gnu"] = ["-march=haswell"]
-    doc["feature_set"]["x86"]["features"][2]["flags"]["gnu"] = ["-march=skylake-avx512"]
+    for row, level in zip(doc["feature_set"]["x86"]["features"][1:], ("X86_V3", "X86_V4")):
+        row.update(flags={"gnu": [f"-march={level.lower().replace('_', '-').replace('x86-v', 'x86-64-v')}"]},
+                   runtime=_level_test(level))
     (tmp_path / "f.json").write_text(json.dumps(doc))
     proj = project.load(tmp_path / "f.json")
     det = detect(Request(command=(gcc,), baseline="level4", project=proj))
     assert det.baseline == ("LEVEL2", "LEVEL3", "LEVEL4")
     covered = select(parse_targets("LEVEL3", "k", proj), det)[0]
-    assert "-march=haswell" in covered.args and "-march=skylake-avx512" not in covered.args
-    assert "-march=skylake-avx512" in det.baseline_args()
+    assert "-march=x86-64-v3" in covered.args and "-march=x86-64-v4" not in covered.args
+    assert "-march=x86-64-v4" in det.baseline_args()
 
 
 # one MSVC version of each stretch numpy's meson_cpu/x86 sets apart (2.2.6 states no version condition)
@@ -356,3 +363,35 @@ def test_numpys_resolved_catalog_matches_its_golden_dump(version: str, capsys: p
     if os.environ.get("CCOPT_UPDATE_GOLDEN"):
         golden.write_text(text)
     assert text == golden.read_text(), f"{golden} changed; rerun with CCOPT_UPDATE_GOLDEN=1 if intended"
+
+
+NUMPY_ARM = ["ASIMDHP", "ASIMDDP", "ASIMDFHM", "SVE"]
+
+
+@pytest.mark.parametrize(("args", "covered"), [
+    ("-march=armv8-a", ()), ("-march=armv8-a+crc", ()),
+    ("-march=armv8-a+sve", ("ASIMDHP", "SVE")),  # gcc's +sve defines the fp16 macros: detect keeps them
+    ("-mcpu=neoverse-n1", ("ASIMDHP", "ASIMDDP")),
+])
+def test_numpys_arm_targets_under_a_packagers_march(args: str, covered: tuple[str, ...]) -> None:
+    """With -Dc_args=-march=armv8-a numpy's fork dispatched ASIMDHP ASIMDDP ASIMDFHM SVE and the port nothing,
+    silently: +fp16 went onto the user's armv8.0 base, where gcc 12 refuses the intrinsics.  Every numpy arm
+    target is built again, in the baseline (what the user's flag enables) or dispatched, in 3 processes."""
+    cc = need("aarch64-linux-gnu-gcc")
+    proj = project.load(ROOT / "examples" / "numpy" / "2.5.5" / "ccopt-numpy.json")
+    det = detect(Request(command=(cc,), args=(args,), project=proj, cross=True))
+    assert [n for n in NUMPY_ARM if n in det.baseline] == list(covered)
+    assert sorted(det.dispatch) == sorted(n for n in NUMPY_ARM if n not in covered), det.notes
+    assert det.probes == 3 and not [n for n in det.notes if n.startswith("warning: ")]
+
+
+def test_a_target_the_users_cpu_cannot_build_is_named() -> None:
+    """-mcpu=cortex-a53 (an armv8.0 CPU) takes ASIMDHP's +fp16, whose intrinsics gcc 12 refuses there: the
+    target is not built, and a warning says the user's flag is why."""
+    cc = need("aarch64-linux-gnu-gcc")
+    det = detect(Request(command=(cc,), args=("-mcpu=cortex-a53",), dispatch="asimdhp asimddp", cross=True))
+    assert det.dispatch == ()
+    warned = [n for n in det.notes if n.startswith("warning: ")]
+    assert any(n.startswith("warning: ASIMDHP cannot be built under the compile args' -mcpu=cortex-a53: its flags "
+                            "become -mcpu=cortex-a53+fp16 (") for n in warned), warned
+    assert any(n.startswith("warning: ASIMDDP cannot be built under") for n in warned)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import shutil
 import signal
@@ -100,6 +101,96 @@ def test_aarch64_cross_compiler_is_detected_from_macros(fake: Callable[..., Any]
     assert doc["baseline"]["names"] == ["NEON", "NEON_FP16", "NEON_VFPV4", "ASIMD"]
     assert doc["baseline"]["args"] == []
     assert doc["dispatch"]["names"] == ["SVE", "ASIMDFHM", "ASIMDDP", "ASIMDHP"]
+
+
+def test_an_aarch64_cross_probe_is_three_processes(fake: Callable[..., Any]) -> None:
+    """Each target's merged -march=armv8.2-a+ext was checked by a macro dump of its own (14 processes cold); one
+    compile of '#pragma GCC target' sections reads them all: the dump, the batch, that compile."""
+    cc = fake(scenario="gcc12-aarch64")
+    doc = run(cc)
+    assert doc["probes"] == 3 == len(cc.calls) and sum("-dM" in c for c in cc.calls) == 1
+    assert {"SVE", "ASIMDFHM", "ASIMDDP", "ASIMDHP"} <= set(doc["dispatch"]["names"])
+
+
+# --------------------------------------------------------------------------- what flags enable, from the compiler
+
+LIKE_ROWS = [  # (like, flags, built-in features the flags enable that the inherited test does not check)
+    ("AVX2", ["-march=haswell"], ["FMA3", "BMI1", "BMI2"]),
+    ("AVX2", ["-march=x86-64-v3"], ["FMA3", "BMI1", "BMI2"]),
+    ("SSE41", ["-msse4"], ["SSE42"]),
+]
+
+
+def _one_row(tmp_path: Path, like: str, flags: Sequence[str], **fields: Any) -> Any:
+    from ccopt_meson import project
+
+    row = {"name": "L3", "like": like, "interest": 1, "implies": [], "flags": {"gnu": list(flags)}, **fields}
+    (tmp_path / "f.json").write_text(json.dumps({"feature_set": {"x86": {"features": [row]}}}))
+    return project.load(tmp_path / "f.json")
+
+
+@pytest.mark.skipif(os.uname().machine != "x86_64", reason="the rows are x86_64 ones, for the host's compilers")
+@pytest.mark.parametrize("compiler", ["gcc", "clang"])
+@pytest.mark.parametrize(("like", "flags", "named"), LIKE_ROWS)
+def test_a_rows_flags_enable_what_the_compiler_says(tmp_path: Path, compiler: str, like: str, flags: list[str],
+                                                    named: list[str]) -> None:
+    """L3 like AVX2 with -march=haswell kept AVX2's one CPUID bit (only -m switches were read): picked under
+    Haswell,-fma, its FMA code died.  The compiler's predefined macros under the row's flags name what they
+    enable; a row whose test misses one is not built, with the reason (and in at most 3 processes: gcc reads
+    every flag set in one compile, clang in a dump per set)."""
+    from ccopt_meson import detect
+
+    # as Meson asks: the batch starts beside the dump (gcc: with one process more, for the reading)
+    det = detect(Request(command=(need(compiler),), baseline="none", dispatch="l3", compiler_id=compiler,
+                         cpu_family="x86_64", cross=False, project=_one_row(tmp_path, like, flags)))
+    out = det.outcomes["L3"]
+    assert not out.supported and "predefined macros say" in out.reason, out
+    assert all(re.search(rf"\b{n}\b", out.reason.split("(")[0]) for n in named), out.reason
+    assert det.dispatch == () and any(n.startswith("cpu-dispatch: L3 dropped") for n in det.notes)
+    assert any(n.startswith("warning: L3 is not built: L3's flags") for n in det.notes)
+    assert det.probes <= 3
+
+
+@pytest.mark.skipif(os.uname().machine != "x86_64", reason="the rows are x86_64 ones, for the host's compilers")
+def test_a_row_is_judged_beyond_what_the_users_args_enable(tmp_path: Path, gcc: str) -> None:
+    """With -march=haswell in the user's args every CPU the build runs on has SSE4.2: -msse4 adds nothing."""
+    from ccopt_meson import detect
+
+    det = detect(Request(command=(gcc,), args=("-march=haswell",), baseline="none", dispatch="l3",
+                         project=_one_row(tmp_path, "SSE41", ["-msse4"])))
+    assert det.outcomes["L3"].supported and "L3" in det.baseline  # the user's -march= covers it: detect
+
+
+@pytest.mark.skipif(os.uname().machine != "x86_64", reason="the rows are x86_64 ones, for the host's compilers")
+def test_a_clang_only_override_is_read_under_clang(tmp_path: Path, gcc: str, clang: str) -> None:
+    """The same row is built by gcc (its -m switches widened its test) and not by clang (-march=haswell)."""
+    from ccopt_meson import detect
+
+    proj = _one_row(tmp_path, "AVX2", ["-mavx2"],
+                    overrides=[{"when": {"compiler": "clang"}, "flags": ["-march=haswell"]}])
+    for cc, built in ((gcc, True), (clang, False)):
+        det = detect(Request(command=(cc,), baseline="none", dispatch="l3", project=proj))
+        assert det.outcomes["L3"].supported is built, (cc, det.outcomes["L3"])
+
+
+def test_a_section_the_pragma_cannot_state_or_gcc_refuses_gets_a_dump(tmp_path: Path) -> None:
+    """read_macros: one compile for the flag sets GCC's target pragma states; a set it refuses (an unknown
+    +extension) and a set the pragma cannot hold (-fno-...) are read by a dump each, the refusal with its line."""
+    from ccopt_meson.probe import Session, read_macros
+
+    cc = need("aarch64-linux-gnu-gcc")
+    wanted = {("-march=armv8.2-a+dotprod",): ["__ARM_FEATURE_DOTPROD", "__ARM_FEATURE_SVE"],
+              ("-march=armv8.2-a+nonsense",): ["__ARM_FEATURE_DOTPROD"],
+              ("-fno-strict-aliasing", "-march=armv8.2-a+sve"): ["__ARM_FEATURE_SVE", "__ARM_ARCH>=8"],
+              ("-DSOMETHING=3", "-march=armv8.2-a"): ["SOMETHING>=3", "__ARM_FEATURE_DOTPROD"]}
+    with Scratch() as scratch:
+        session = Session(scratch, [cc], [], "c", tables.compiler_spec("gcc").driver)
+        facts = read_macros(session, wanted)
+        assert scratch.processes == 3  # the sections, then a dump for each set left
+    assert facts[("-march=armv8.2-a+dotprod",)] == (frozenset({"__ARM_FEATURE_DOTPROD"}), "")
+    assert facts[("-march=armv8.2-a+nonsense",)][0] is None and "nonsense" in facts[("-march=armv8.2-a+nonsense",)][1]
+    assert facts[("-fno-strict-aliasing", "-march=armv8.2-a+sve")][0] == {"__ARM_FEATURE_SVE", "__ARM_ARCH>=8"}
+    assert facts[("-DSOMETHING=3", "-march=armv8.2-a")][0] == {"SOMETHING>=3"}
 
 
 def test_native_is_refused_when_cross_compiling(fake: Callable[..., Any]) -> None:

@@ -276,3 +276,40 @@ def test_generated_sets_options_and_target_lists_end_to_end(tmp_path: Path, fake
     for t in chosen:
         if t.name != "BASELINE":
             assert set(det.table.flags_for(t.members)) <= set(t.args)
+
+
+# --------------------------------------------------------------------------- what the compiler says flags enable
+
+
+@pytest.mark.parametrize(("flags", "read"), [
+    (["-march=haswell"], True), (["-march=x86-64-v3"], True), (["-msse4"], True), (["/arch:AVX2"], True),
+    (["-mavx2", "-mfma"], False),  # built-in features' own switches: the rules above read them
+])
+def test_a_row_is_read_by_the_compiler_when_its_flags_are_not_built_in_switches(tmp_path: Path, flags: list[str],
+                                                                                read: bool) -> None:
+    t = tables.table_for("x86_64", "gcc", project.load(_write(tmp_path, _set(_row("L3", 1, "AVX2",
+                                                                                   flags={"gnu": flags})))))
+    assert rules.reads_flags(t, "L3") is read
+
+
+def test_the_builtin_rows_are_never_read() -> None:
+    """They state their implications (ARM's -march=armv8.2-a+fp16 included): no process is added for them."""
+    for machine in ("x86_64", "aarch64", "ppc64le", "s390x"):
+        t = tables.table_for(machine, "gcc")
+        assert not [n for n in t.features if rules.reads_flags(t, n)], machine
+
+
+def test_the_gap_is_what_the_macros_define_beyond_the_users_args_and_the_test() -> None:
+    """The compiler's macros under -march=haswell hold FMA3's and BMI2's: L3 like AVX2 misses them; where the
+    user's own args define them already, nothing is missing."""
+    proj = project.load(FIXTURE)
+    builtin = tables.table_for("x86_64", "gcc")
+    haswell = {m for n in builtin.closure(["X86_V3"]) for m in builtin.get(n).macros}
+    t = tables.table_for("x86_64", "gcc", proj)
+    assert t.get("LEVEL3").runtime["cpuid"] and [7, 0, "ebx", 8] in t.get("LEVEL3").runtime["cpuid"]
+    bare = t._replace(features={**t.features, "LEVEL3": t.get("LEVEL3")._replace(runtime=tables.table_for(
+        "x86_64", "gcc").get("AVX2").runtime)})
+    missing = {b.name for b in rules.enabled_gaps(bare, "LEVEL3", haswell, {"__SSE__", "__SSE2__"})}
+    assert {"FMA3", "BMI2", "AVX"} <= missing and "AVX2" not in missing and "SSE42" not in missing
+    assert rules.enabled_gaps(bare, "LEVEL3", haswell, haswell) == []
+    assert rules.enabled_gaps(t, "LEVEL3", {m for n in ("FMA3", "BMI2") for m in builtin.get(n).macros}, set()) == []

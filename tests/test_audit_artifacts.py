@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import io
 import json
-import os
 import platform
 import subprocess
 import sys
@@ -21,6 +20,7 @@ from ccopt_meson import manifest
 from ccopt_meson.audit import elf
 
 from .conftest import ROOT, need, need_module
+from .helpers import clean_env
 from .snippets import snippet
 from .test_meson import Build, project
 
@@ -62,7 +62,7 @@ def seeded(tmp_path: Path, *setup: str, env: dict[str, str] | None = None) -> tu
 
 def audit(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "ccopt_meson", "audit", *args], capture_output=True, text=True,
-                          env=dict(os.environ, PYTHONPATH=str(ROOT)))
+                          env=clean_env(PYTHONPATH=str(ROOT)))
 
 
 def found_everywhere(b: Build, tree: Path, wheel: Path, function: str, *options: str) -> None:

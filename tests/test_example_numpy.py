@@ -188,7 +188,7 @@ def test_numpy_built_with_the_port_passes_its_tests(version: str, tmp_path: Path
     if version == run_emulated.VERSION:  # the ISA audit of the wheel as shipped: clean, every version counted
         need_module("iced_x86", "the package's 'audit' extra")
         r = subprocess.run([sys.executable, "-m", "ccopt_meson", "audit", "--json", str(wheel)], capture_output=True,
-                           text=True, env=dict(os.environ, PYTHONPATH=str(ROOT)))
+                           text=True, env=clean_env(PYTHONPATH=str(ROOT)))
         assert r.returncode == 0, r.stdout[-3000:] + r.stderr
         umath = next(o for o in json.loads(r.stdout)["objects"] if "_multiarray_umath" in o["object"])
         assert umath["declared"] == ["X86_V2"] and umath["versions"].get("X86_V3") and umath["versions"].get("X86_V4")

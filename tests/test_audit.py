@@ -398,3 +398,36 @@ def test_libgccs_outline_atomics_test_lse_before_using_it(tmp_path: Path) -> Non
     assert re.search(r"cbz\s+w16", before_lse)  # and leaves before the LSE instruction when it is 0
     pattern = re.compile(tables.raw_family("arm")["audit"]["guarded"][0]["pattern"])
     assert pattern.match("__aarch64_cas4_acq_rel")
+
+
+@pytest.mark.skipif(not IS_X86_64, reason="compiles an x86_64 object with the host's gcc")
+def test_no_damage_to_an_object_or_a_linked_file_gives_a_traceback(tmp_path: Path) -> None:
+    """Truncated at any length, or with bytes overwritten anywhere: the audit reads, reports findings, or says
+    in one error that it could not read the file; it never raises."""
+    hypothesis = pytest.importorskip("hypothesis")
+    st = hypothesis.strategies
+    need_module("elftools", INSTALL)
+    need_module("iced_x86", INSTALL)
+    src = tmp_path / "p.c"
+    src.write_text("#include <stdio.h>\nstatic int twice(int x) { return 2 * x; }\n"
+                   "int main(int argc, char **argv) { (void)argv; printf(\"%d\\n\", twice(argc)); return 0; }\n")
+    exe = tmp_path / "p"
+    subprocess.run([need("gcc"), "-O2", str(src), "-o", str(exe)], check=True)
+    good = exe.read_bytes()
+    work = tmp_path / "damaged"
+
+    @hypothesis.settings(max_examples=200, deadline=None, derandomize=True,
+                         suppress_health_check=list(hypothesis.HealthCheck))
+    @hypothesis.given(st.integers(0, len(good)), st.lists(st.tuples(st.integers(0, len(good) - 1),
+                                                                     st.integers(0, 255)), max_size=8))
+    def damaged(cut: int, writes: list[tuple[int, int]]) -> None:
+        raw = bytearray(good[:cut] if cut < len(good) // 2 else good)
+        for at, value in writes:
+            if at < len(raw):
+                raw[at] = value
+        work.write_bytes(bytes(raw))
+        result = audit.audit_paths([str(work)], "x86-64")
+        assert result.reports or result.problems
+        assert all("\n" not in p and "damaged" in p for p in result.problems)
+
+    damaged()

@@ -14,7 +14,7 @@ from ccopt_meson import hwcaps, pipeline, tables
 from ccopt_meson.errors import InputError
 from ccopt_meson.records import Outcome, Probed, Request
 
-from .conftest import need
+from .conftest import ROOT, need
 from .helpers import cli, configure_args, kv, one_error, x86_gcc
 from .snippets import snippet
 from .test_meson import Build, project
@@ -190,3 +190,27 @@ def test_the_how_to_snippets_are_the_fixture_s_code() -> None:
     for line in snippet("hwcaps/meson.build").splitlines():
         assert line in lines, line
     assert snippet("hwcaps/option") == (fixture / "meson_options.txt").read_text()
+
+
+@pytest.mark.slow
+def test_ppc64le_power9_and_power10_builds_are_picked_under_qemu(tmp_path: Path) -> None:
+    cc = need("powerpc64le-linux-gnu-gcc")
+    qemu = need("qemu-ppc64le-static")
+    b = Build(tmp_path, project(tmp_path, "hwcaps"))
+    b.env.pop("CC")
+    b.env.pop("CXX")
+    inst = tmp_path / "inst"
+    out = b.meson_cmd("setup", "--cross-file", str(ROOT / "tests" / "cross" / "ppc64le.ini"), str(b.dir),
+                      "-Dhwcaps=power9,power10", f"--prefix={inst}", "--libdir=lib")
+    assert re.search(r"glibc-hwcaps levels\s*: power9 power10", out), out
+    b.ninja()
+    b.meson_cmd("install", "-C", str(b.dir), "--quiet")
+    libdir = inst / "lib"
+    host = tmp_path / "host"
+    subprocess.run([cc, str(b.src / "host.c"), "-o", str(host), f"-L{libdir}", "-lhw", f"-Wl,-rpath,{libdir}"],
+                   check=True)
+    for cpu, where, levels in (("power8", "libhw.so.1", set()), ("power9", "glibc-hwcaps/power9/libhw.so.1", {"VSX3"}),
+                               ("power10", "glibc-hwcaps/power10/libhw.so.1", {"VSX3", "VSX4"})):
+        picked, said = _loaded([qemu, "-L", "/usr/powerpc64le-linux-gnu", "-cpu", cpu, str(host)], libdir)
+        baseline = set(said.splitlines()[0].split()[1:])
+        assert picked == where and baseline & {"VSX3", "VSX4"} == levels and "scale: ok" in said, (cpu, said)

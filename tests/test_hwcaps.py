@@ -14,7 +14,7 @@ from ccopt_meson import hwcaps, pipeline, tables
 from ccopt_meson.errors import InputError
 from ccopt_meson.records import Outcome, Probed, Request
 
-from .conftest import ROOT, need
+from .conftest import ROOT, need, need_module
 from .helpers import cli, configure_args, kv, one_error, x86_gcc
 from .snippets import snippet
 from .test_meson import Build, project
@@ -168,6 +168,14 @@ def test_one_configure_installs_a_build_per_level_and_the_loader_picks_by_cpu(tm
         assert "Library soname: [libhw.so.1]" in dyn
     # each build compiled at its level: the vectorised loop's registers
     assert [_vector_registers(lib) for lib in libs.values()] == [{"xmm"}, {"xmm", "ymm"}, {"xmm", "ymm", "zmm"}]
+    # and the ISA audit: each build's manifest declares its level, and it passes at it, not at the level below
+    need_module("elftools", "the package's 'audit' extra")
+    for below, level in (("x86-64-v2", "x86-64-v3"), ("x86-64-v3", "x86-64-v4")):
+        lib = str(libs[f"glibc-hwcaps/{level}"])
+        r = cli("audit", "--baseline", level, lib)
+        assert r.returncode == 0 and re.search(rf"declared baseline [A-Z0-9_ ]*\bX86_V{level[-1]}\b", r.stdout), r
+        assert cli("audit", "--baseline", below, lib).returncode == 1
+    assert cli("audit", str(libs[""])).returncode == 0
 
     host = tmp_path / "host"
     subprocess.run([need("gcc"), str(b.src / "host.c"), "-o", str(host), f"-L{libdir}", "-lhw",

@@ -222,3 +222,15 @@ def test_ppc64le_power9_and_power10_builds_are_picked_under_qemu(tmp_path: Path)
         picked, said = _loaded([qemu, "-L", "/usr/powerpc64le-linux-gnu", "-cpu", cpu, str(host)], libdir)
         baseline = set(said.splitlines()[0].split()[1:])
         assert picked == where and baseline & {"VSX3", "VSX4"} == levels and "scale: ok" in said, (cpu, said)
+
+
+@pytest.mark.slow
+def test_a_windows_build_offers_no_level_and_says_why(tmp_path: Path) -> None:
+    need("x86_64-w64-mingw32-gcc")
+    b = Build(tmp_path, project(tmp_path, "hwcaps"))
+    b.env.pop("CC")
+    b.env.pop("CXX")
+    out = b.meson_cmd("setup", "--cross-file", str(ROOT / "tests" / "cross" / "x86_64-w64-mingw32.ini"), str(b.dir),
+                      "-Dhwcaps=x86-64-v3")
+    assert re.search(r"glibc-hwcaps levels\s*: none", out), out
+    assert "no x86-64-v3 build: only glibc's loader picks a build by level, and the host system is windows" in out

@@ -15,7 +15,7 @@ from ccopt_meson.errors import InputError
 from ccopt_meson.records import Outcome, Probed, Request
 
 from .conftest import ROOT, need, need_module
-from .helpers import cli, configure_args, kv, one_error, x86_gcc
+from .helpers import clean_env, cli, configure_args, kv, one_error, x86_gcc
 from .snippets import snippet
 from .test_meson import Build, project
 
@@ -130,8 +130,8 @@ def _cpu_flags() -> set[str]:
 
 def _loaded(run: list[str], libdir: Path) -> tuple[str, str]:
     """(the libhw.so.1 the loader picked, the program's output), from LD_DEBUG=libs."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("CCOPT_", "LD_"))}
-    r = subprocess.run(run, capture_output=True, text=True, env={**env, "LD_DEBUG": "libs"}, timeout=120)
+    r = subprocess.run(run, capture_output=True, text=True, env=clean_env("LD_", LD_DEBUG="libs"), timeout=120,
+                       cwd=libdir.parent)
     assert r.returncode == 0, r.stdout + r.stderr[-3000:]
     inits = re.findall(r"calling init: (\S*libhw\.so\.1)", r.stderr)
     assert len(inits) == 1, r.stderr[-3000:]

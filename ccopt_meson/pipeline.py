@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import re
 
-from . import cache, fsio
+from . import cache, fsio, hwcaps
 from ._record import TYPE_CHECKING
 from .errors import CcoptError, CompilerError, InputError
 from .flags import mentions
@@ -401,10 +401,11 @@ def _reads_flags(table: Table, names: set[str]) -> bool:
 
 
 def _selected(req: Request, expr: Expressions, table: Table, probed: Probed) -> set[str]:
-    """Every feature the request asks the compiler about on this machine."""
+    """Every feature the request asks the compiler about on this machine, and the machine's glibc-hwcaps
+    levels: a variant of any of them is then made from this one probe (``hwcaps.variant``)."""
     base_sel, disp_sel = _selection(expr, table, probed, [])
     explain = {n.upper() for n in req.explain if table.machine.family in families_of(n.upper(), req.project)}
-    return base_sel | disp_sel | explain
+    return base_sel | disp_sel | explain | (hwcaps.probed(table) if not req.disable_optimization else set())
 
 
 def _probe(req: Request, expr: Expressions, seed: Probed | None, runner: Runner | None) -> tuple[Probed, int]:

@@ -131,6 +131,8 @@ class Machine(NamedTuple):
     macros_all: tuple[str, ...]
     min: tuple[str, ...]
     abi: tuple[str, ...] = ()  # what its ABI guarantees (x86_64: SSE2), the ISA audit's floor
+    # (glibc-hwcaps subdirectory, the feature a variant for it is built at), lowest level first
+    hwcaps: tuple[tuple[str, str], ...] = ()
 
     def matches(self, macros: Mapping[str, str]) -> bool:
         if self.macros_all and not all(m in macros for m in self.macros_all):
@@ -261,6 +263,7 @@ def machines() -> tuple[Machine, ...]:
                     macros_all=tuple(m.get("macros_all", ())),
                     min=tuple(m["min"]),
                     abi=tuple(m.get("abi", ())),
+                    hwcaps=tuple(m.get("hwcaps", {}).items()),
                 )
             )
     return tuple(out)

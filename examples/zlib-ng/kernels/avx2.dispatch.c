@@ -3,5 +3,5 @@
  * This file only names the ccopt target they are built for; meson.build compiles zlib-ng's own
  * sources of the group with that target's flags, and zng_cpu_features.c asks the generated
  * avx2.dispatch.h whether the running CPU can run the target.
- * @targets (avx2_isa bmi2)
+ * @targets $keep_baseline (avx2_isa bmi2)
  */

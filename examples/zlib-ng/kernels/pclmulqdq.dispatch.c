@@ -3,5 +3,5 @@
  * This file only names the ccopt target they are built for; meson.build compiles zlib-ng's own
  * sources of the group with that target's flags, and zng_cpu_features.c asks the generated
  * pclmulqdq.dispatch.h whether the running CPU can run the target.
- * @targets (sse42_isa pclmulqdq)
+ * @targets $keep_baseline (sse42_isa pclmulqdq)
  */

@@ -4,14 +4,15 @@ The build's detection (its feature cache, ``cache.find``), Meson's introspection
 compile parameters, and the version define ``targets`` gave a dispatch version (``data/macros.json``'s
 ``target`` spelling) say what an object may use.  Objects without machine code (LTO's intermediate language:
 GCC's slim objects, clang's bitcode) are audited where their code is, in the linked files; a target Meson
-builds for the build machine in a cross build is left out with a note.
+builds for the build machine in a cross build is left out with a note.  A target built at a glibc-hwcaps level
+(its compile line reads that level's headers) may use the build's detection with the baseline raised to it.
 """
 
 from __future__ import annotations
 
 import os
 
-from .. import cache, fsio, schema
+from .. import cache, fsio, hwcaps, schema
 from .._record import TYPE_CHECKING, NamedTuple
 from ..errors import InputError
 from . import allow, check, elf
@@ -83,6 +84,7 @@ class _Target(NamedTuple):
 def _targets(build_dir: str, notes: list[str]) -> Iterator[_Target]:
     """Each target Meson builds for the host, with the detection of its language and the version it compiles."""
     dets = _detections(build_dir)
+    variants: dict[tuple[int, str], Detection] = {}  # a glibc-hwcaps level's detection: the baseline raised
     for t in _meson_targets(build_dir):
         if t["type"] not in _AUDITED_TYPES or not t["filename"]:
             continue
@@ -93,7 +95,26 @@ def _targets(build_dir: str, notes: list[str]) -> Iterator[_Target]:
             continue
         lang = next((s["language"] for s in sources), "c")
         det = dets.get(lang) or dets.get("c") or next(iter(dets.values()))
-        yield _Target(t, det, _version([p for s in sources for p in s.get("parameters", ())], det))
+        params = [p for s in sources for p in s.get("parameters", ())]
+        level = _level(params, det)
+        if level is not None:
+            key = (id(det), level.name)
+            if key not in variants:
+                variants[key] = hwcaps.variant(det, level)
+            det = variants[key]
+        yield _Target(t, det, _version(params, det))
+
+
+def _level(params: Sequence[str], det: Detection) -> hwcaps.Level | None:
+    """The glibc-hwcaps level a target is built at: its compile line reads that level's headers
+    (``-I.../glibc-hwcaps/<level>``, the subproject's ``hwcaps`` dependency), or None."""
+    for p in params:
+        if p.startswith("-I") and os.path.basename(os.path.dirname(p.rstrip("/\\"))) == hwcaps.SUBDIR:
+            name = os.path.basename(p.rstrip("/\\"))
+            found = next((lv for lv in hwcaps.levels(det.table) if lv.name == name), None)
+            if found is not None:
+                return found
+    return None
 
 
 def read_file(path: str, shown: str) -> bytes:

@@ -162,11 +162,11 @@ def setup_and_build(tmp_path: Path, src: Path, *args: str) -> Build:
     return b
 
 
-def audit_clean(build: Path) -> None:
+def audit_clean(build: Path, *options: str) -> None:
     """The ISA audit: every object uses only what it may (the kernels their group's test, the rest the baseline)."""
     need_module("elftools", "the package's 'audit' extra")
-    r = subprocess.run([sys.executable, "-m", "ccopt_meson", "audit", str(build)], capture_output=True, text=True,
-                       cwd=ROOT)
+    r = subprocess.run([sys.executable, "-m", "ccopt_meson", "audit", *options, str(build)], capture_output=True,
+                       text=True, cwd=ROOT)
     assert r.returncode == 0, (r.stdout[-3000:], r.stderr[-1000:])
 
 
@@ -246,6 +246,9 @@ def test_hwcaps_builds_install_one_soname_and_the_loader_picks_by_cpu(tmp_path: 
         for name in ("gtest_zlib", "example", "infcover"):
             verdict = "OK" if level == "x86-64-v3" or v4 else "SKIP"
             assert re.search(rf"{name} {level}\s+{verdict}", out), out[-3000:]
+    # the build directory's audit knows each target's level: every object and every linked file, each build
+    # at its own level, passes
+    audit_clean(b.dir, "--linked")
     run([*b.meson, "install", "-C", str(b.dir), "--quiet"], b.env)
     libdir = inst / "lib"
     for sub in ("", "glibc-hwcaps/x86-64-v3", "glibc-hwcaps/x86-64-v4"):

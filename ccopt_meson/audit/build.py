@@ -96,7 +96,7 @@ def _targets(build_dir: str, notes: list[str]) -> Iterator[_Target]:
         lang = next((s["language"] for s in sources), "c")
         det = dets.get(lang) or dets.get("c") or next(iter(dets.values()))
         params = [p for s in sources for p in s.get("parameters", ())]
-        level = _level(params, det)
+        level = _level([*params, "-I" + os.path.dirname(t["filename"][0])], det)
         if level is not None:
             key = (id(det), level.name)
             if key not in variants:
@@ -107,7 +107,8 @@ def _targets(build_dir: str, notes: list[str]) -> Iterator[_Target]:
 
 def _level(params: Sequence[str], det: Detection) -> hwcaps.Level | None:
     """The glibc-hwcaps level a target is built at: its compile line reads that level's headers
-    (``-I.../glibc-hwcaps/<level>``, the subproject's ``hwcaps`` dependency), or None."""
+    (``-I.../glibc-hwcaps/<level>``, the subproject's ``hwcaps`` dependency), or its output goes there (a
+    library linked from the level's objects alone has no compile line), or None."""
     for p in params:
         if p.startswith("-I") and os.path.basename(os.path.dirname(p.rstrip("/\\"))) == hwcaps.SUBDIR:
             name = os.path.basename(p.rstrip("/\\"))
@@ -148,7 +149,8 @@ def audit_build(build_dir: str | os.PathLike[str], linked: bool = False, level: 
     memo: dict[tuple[int, str], allow.Allowance] = {}
     lto = []
     seen = 0
-    defined: dict[str, list[allow.Allowance]] = {}  # global functions of the objects: what each object may use
+    # global functions of the objects, per detection (a glibc-hwcaps level's build apart): what each object may use
+    defined: dict[int, dict[str, list[allow.Allowance]]] = {}
     for t in targets:
         key = (id(t.det), t.version)
         for path in _objects(t.meta["filename"][0] + ".p"):  # Meson's private directory of the target
@@ -166,7 +168,7 @@ def audit_build(build_dir: str | os.PathLike[str], linked: bool = False, level: 
                 result.reports.append(check.check_object(b, t.det.table, memo[key]))
                 for c in b.code:
                     if c.exported and not c.follows:
-                        defined.setdefault(c.names[0], []).append(memo[key])
+                        defined.setdefault(id(t.det), {}).setdefault(c.names[0], []).append(memo[key])
             except InputError as exc:
                 result.problems.append(str(exc))
     if not seen:
@@ -174,13 +176,13 @@ def audit_build(build_dir: str | os.PathLike[str], linked: bool = False, level: 
     if lto:
         result.notes.append(f"{len(lto)} object(s) hold LTO's intermediate language, not machine code "
                             f"({lto[0]}, ...): their code is audited in the linked files")
-    known = {name: min(found, key=lambda a: len(a.decoded)) for name, found in defined.items()
-             if all(a.target != "BASELINE" for a in found)}
+    known = {det: {name: min(found, key=lambda a: len(a.decoded)) for name, found in names.items()
+                   if all(a.target != "BASELINE" for a in found)} for det, names in defined.items()}
     if linked or lto:
         for t in targets:
             path = t.meta["filename"][0]
             if t.meta["type"] in _LINKED_TYPES and os.path.isfile(path):
-                _linked(path, os.path.relpath(path, folder), t.det, result, level, known)
+                _linked(path, os.path.relpath(path, folder), t.det, result, level, known.get(id(t.det), {}))
     return result
 
 

@@ -199,12 +199,12 @@ _MODULE_ENTRY = "PyInit_"
 
 
 def _graph(b: Binary, dec: Decoder, scans: Sequence[Scan], module: bool) -> tuple[list[set[int]], set[int]]:
-    """Who reaches whom: nodes are the code ranges, then the sized data objects; an edge from each function to
-    what its instructions reference (through a PLT stub or a GOT slot, to the function it binds), from a data
-    object to the addresses it holds.  Roots: what other files can reach (exported; in an extension module only
-    ``PyInit_*``), the entry points (DT_INIT, DT_FINI too), what data outside any sized object holds (the
-    GOT, .init_array, IFUNC slots), code before any symbol; in an object file, also a function nothing
-    references (not linked yet)."""
+    """Who reaches whom.  Nodes: the code ranges, the sized data objects, and the unnamed tables of pointers
+    (runs of pointers no sized object holds: a compiler's static tables).  Edges: from a function to what its
+    instructions reference (through a PLT stub or a GOT slot, to the function it holds), from a data object or
+    table to the addresses it holds.  Roots: what other files can reach (exported; in an extension module only
+    ``PyInit_*``), the entry points (DT_INIT, DT_FINI too), what .init_array and the like hold, code before any
+    symbol; in an object file, also a function nothing references (not linked yet)."""
     codes, objects = b.code, b.objects
     n = len(codes)
     starts = [c.start for c in codes]
@@ -219,26 +219,39 @@ def _graph(b: Binary, dec: Decoder, scans: Sequence[Scan], module: bool) -> tupl
             return n + k
         return -1
 
-    callers: list[set[int]] = [set() for _ in range(n + len(objects))]
+    loose = sorted({h for h, _ in b.pointers if node(h) < 0 and not _within(h, b.got) and not _within(h, b.starts)})
+    tables = _tables(loose, 8 if b.bitness == 64 else 4)
+    tstarts = [t[0] for t in tables]
+    m = n + len(objects)
+
+    def table(addr: int) -> int:
+        t = bisect.bisect_right(tstarts, addr) - 1
+        return m + t if t >= 0 and addr < tables[t][1] else -1
+
+    callers: list[set[int]] = [set() for _ in range(m + len(tables))]
     roots: set[int] = set()
-    through = _through_plt(b, dec)
-    in_plt = [any(a <= c.start < a + size for a, size in b.plt) for c in codes]
-    for i, scan in enumerate(scans):
-        if in_plt[i]:
-            continue  # a stub passes its callers on to its function (through_plt): it calls nothing itself
-        for ref in scan.refs:
-            j = node(through.get(ref, b.slots.get(ref, ref)))  # a PLT stub or a GOT slot: the function it binds
-            if j >= 0 and j != i:
-                callers[j].add(i)
+    slots = dict(b.slots)
     for holder, addr in b.pointers:
         j = node(addr)
         if j < 0:
             continue
-        k = node(holder)
-        if k >= n:
-            callers[j].add(k)
+        k = node(holder) if not _within(holder, b.got) else -1
+        if k >= n or table(holder) >= 0:
+            callers[j].add(k if k >= n else table(holder))  # reached as the object or table holding it is
+        elif _within(holder, b.got):
+            slots[holder] = addr  # code that loads this slot reaches it
         else:
-            roots.add(j)  # held where no sized object is: anyone may load it
+            roots.add(j)  # the loader calls it (.init_array and the like)
+    through = _through_plt(b, dec)
+    in_plt = [_within(c.start, b.plt) for c in codes]
+    for i, scan in enumerate(scans):
+        if in_plt[i]:
+            continue  # a stub passes its callers on to its function (through_plt): it calls nothing itself
+        for ref in scan.refs:
+            j = node(through.get(ref, slots.get(ref, ref)))  # a PLT stub or a GOT slot: the function it holds
+            j = j if j >= 0 else table(ref)
+            if j >= 0 and j != i:
+                callers[j].add(i)
     for i, c in enumerate(codes):
         if c.follows and i > 0:
             callers[i].add(i - 1)  # code after a function's end: reached from it, or not at all
@@ -247,6 +260,21 @@ def _graph(b: Binary, dec: Decoder, scans: Sequence[Scan], module: bool) -> tupl
             roots.add(i)
     roots.update(n + k for k, o in enumerate(objects) if o[2] and not module)
     return callers, roots
+
+
+def _within(addr: int, spans: Sequence[tuple[int, int]]) -> bool:
+    return any(a <= addr < a + size for a, size in spans)
+
+
+def _tables(holders: Sequence[int], step: int) -> list[tuple[int, int]]:
+    """Runs of pointer slots one pointer apart: (first address, end)."""
+    out: list[tuple[int, int]] = []
+    for h in holders:
+        if out and h == out[-1][1]:
+            out[-1] = (out[-1][0], h + step)
+        else:
+            out.append((h, h + step))
+    return out
 
 
 def _through_plt(b: Binary, dec: Decoder) -> dict[int, int]:

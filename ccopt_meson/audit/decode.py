@@ -121,25 +121,45 @@ def _capstone(bitness: int, compatible: frozenset[str], absolute: bool) -> Decod
     arm = importlib.import_module(f"{cs.__name__}.aarch64")
     imm, reg, mem = arm.AARCH64_OP_IMM, arm.AARCH64_OP_REG, arm.AARCH64_OP_MEM
 
+    def number(ins: Any, register: int) -> str:
+        """A register's number, its x and w views alike ('16'); other names as they are ('sp')."""
+        return str(ins.reg_name(register)).lstrip("xw") if register else ""
+
     def run(code: bytes, ip: int) -> Iterator[tuple[int, tuple[str, ...], tuple[int, ...], Any]]:
-        pages: dict[int, int] = {}  # a register ADRP loaded -> that page (an over-approximation: never cleared)
+        known: dict[str, int] = {}  # a register holding an address formed from ADRP -> that address
         for ins in md.disasm(code, ip):
             groups = ins.groups if ins.id and ins.mnemonic.upper() not in compatible else ()
             refs: tuple[int, ...] = ()
-            if ins.id:
-                ops = ins.operands
-                if ins.group(cs.CS_GRP_JUMP) or ins.group(cs.CS_GRP_CALL) or ins.mnemonic == "adr":
-                    refs = tuple(o.imm for o in ops if o.type == imm)  # branch targets, ADR's address
-                elif ins.mnemonic == "adrp" and len(ops) == 2:
-                    pages[ops[0].reg] = ops[1].imm
-                elif ins.mnemonic == "add" and len(ops) == 3 and ops[1].type == reg and ops[1].reg in pages \
-                        and ops[2].type == imm:
-                    refs = (pages[ops[1].reg] + ops[2].imm,)  # ADRP+ADD: an address formed in two steps
-                else:
-                    refs = tuple(pages[o.mem.base] + o.mem.disp for o in ops if o.type == mem and o.mem.base in pages)
+            ops: list[Any] = list(ins.operands) if ins.id else []
+            regs = [number(ins, o.reg) if o.type == reg else "" for o in ops]
+            if ins.id and (ins.group(cs.CS_GRP_JUMP) or ins.group(cs.CS_GRP_CALL) or ins.mnemonic == "adr"):
+                refs = tuple(o.imm for o in ops if o.type == imm)  # branch targets, ADR's address
+            elif ins.mnemonic == "adrp" and len(ops) == 2:
+                known[regs[0]] = ops[1].imm
+                ops = []
+            elif ins.mnemonic == "add" and len(ops) == 3 and regs[1] in known and ops[2].type == imm:
+                known[regs[0]] = known[regs[1]] + ops[2].imm  # ADRP+ADD (+ADD): an address formed in steps
+                refs, ops = (known[regs[0]],), []
+            elif ins.mnemonic == "mov" and len(ops) == 2 and regs[1] in known:
+                known[regs[0]] = known[regs[1]]
+                ops = []
+            else:  # a load or store at a known address plus its offset (a GOT slot, a literal)
+                refs = tuple(known[b] + o.mem.disp for o in ops if o.type == mem
+                             for b in [number(ins, o.mem.base)] if b in known)
+            if ins.id and ins.group(cs.CS_GRP_CALL):  # a call may change the caller-saved x0-x18 and x30
+                for r in [r for r in known if not r.isdigit() or int(r) < 19 or r == "30"]:
+                    del known[r]
+            elif ops and not ins.mnemonic.startswith(_NO_DESTINATION):
+                pair = ins.mnemonic.startswith(("ldp", "ldnp", "ldaxp", "ldxp"))
+                for r in regs[:2] if pair else regs[:1]:
+                    known.pop(r, None)  # the register now holds something else
             yield ins.address, tuple(ins.group_name(g) for g in groups), refs, ins
 
     return run
+
+
+# aarch64 instructions whose first operand is read, not written
+_NO_DESTINATION = ("st", "cmp", "cmn", "tst", "b", "cb", "tb", "prfm", "ret", "br", "blr", "fcmp", "ccmp")
 
 
 def _capstone_text(ins: Any) -> str:

@@ -55,6 +55,8 @@ class Binary(NamedTuple):
     slots: dict[int, int]  # a GOT slot the dynamic linker fills with a function of this file -> its address
     plt: tuple[tuple[int, int], ...]  # the procedure linkage table's sections: (address, size)
     absolute: bool  # position-dependent (an ET_EXEC executable): its code may hold addresses as immediates
+    starts: tuple[tuple[int, int], ...]  # what the loader calls through: .init_array, .fini_array, .preinit_array
+    got: tuple[tuple[int, int], ...]  # the global offset table: code loads a pointer from its slot
 
 
 def is_elf(head: bytes) -> bool:
@@ -238,6 +240,15 @@ def _entries(elf: Any) -> tuple[int, ...]:
     return tuple(out)
 
 
+_INIT_ARRAYS = (".init_array", ".fini_array", ".preinit_array")
+
+
+def _spans(elf: Any, names: tuple[str, ...]) -> tuple[tuple[int, int], ...]:
+    """(address, size) of the sections of those names (and their suffixed forms: .got.plt, .init_array.00100)."""
+    return tuple((sec["sh_addr"], sec["sh_size"]) for sec in elf.iter_sections()
+                 if sec.name.startswith(names) and sec["sh_addr"])
+
+
 def read(shown: str, raw: bytes) -> Binary:
     """One ELF file; anything pyelftools cannot read is one error naming the file (exit 2)."""
     elffile = elf_module()
@@ -254,7 +265,7 @@ def read(shown: str, raw: bytes) -> Binary:
         plt = tuple((sec["sh_addr"], sec["sh_size"]) for sec in elf.iter_sections() if sec.name.startswith(".plt"))
         return Binary(shown, machine, bitness, elf["e_type"] == "ET_REL", _entries(elf), code, notes, pointers,
                       objects, lto,
-                      _slots(elf), plt, elf["e_type"] == "ET_EXEC")
+                      _slots(elf), plt, elf["e_type"] == "ET_EXEC", _spans(elf, _INIT_ARRAYS), _spans(elf, (".got",)))
     except InputError:
         raise
     except Exception as exc:  # pyelftools raises its own ELFError, struct.error and others on damaged input

@@ -231,7 +231,10 @@ HASWELL_FEATURES = {
 
 @pytest.mark.slow
 @pytest.mark.skipif(not IS_X86_64, reason="an x86_64 project feature")
-def test_a_project_feature_whose_flags_exceed_its_test_is_a_finding(tmp_path: Path) -> None:
+def test_a_project_feature_whose_flags_exceed_its_test_is_not_built_and_the_build_audits_clean(tmp_path: Path) -> None:
+    """-march=haswell enables FMA and BMI, which the row's one AVX2 bit does not check: the compiler's macros say
+    so at configure time, the row is not built, and nothing of it reaches the audit (a version built beyond its
+    test anyway, with extra flags, is the seeded corpus's fault)."""
     need_module("iced_x86", INSTALL)
     src = written(tmp_path / "hsw", {
         "features.json": json.dumps(HASWELL_FEATURES),
@@ -245,10 +248,11 @@ def test_a_project_feature_whose_flags_exceed_its_test_is_a_finding(tmp_path: Pa
                        "  static_library(t[0], t[2].split(), c_args: t[1].split(), dependencies: dependency('ccopt'))\n"
                        "endforeach\n"})
     b = Build(tmp_path, src)
-    b.meson_cmd("setup", str(b.dir))
+    out = b.meson_cmd("setup", str(b.dir))
+    assert "HSW is not built" in out
     b.ninja()
-    code, doc = audit_json(b.dir)
-    assert code == 1 and highest_findings(doc) == {"libccopt_HSW.a.p/k.dispatch.c.o": {"FMA3"}}
+    code, doc = audit_json(b.dir, "--linked")
+    assert code == 0 and not any("HSW" in o["object"] for o in doc["objects"]), highest_findings(doc)
 
 
 @pytest.mark.slow

@@ -117,11 +117,16 @@ def declared(b: Binary) -> tuple[tuple[str, ...] | None, dict[str, tuple[str, ..
 _LENGTH = re.compile(r"(?<![0-9])([1-9][0-9]*)")
 
 
+def _unsuffixed(name: str) -> str:
+    """A symbol without GCC's clone suffixes (``.constprop.0``, ``.lto_priv.0``, ``.cold``)."""
+    return name.split(".", 1)[0] if not name.startswith(".") else name
+
+
 def _identifiers(name: str) -> list[str]:
     """The identifiers a symbol name is made of: itself without GCC's clone suffixes (``.constprop.0``); for a C++
     name (Itanium mangling: each identifier is its length, then its characters), each candidate identifier too,
     so a version in a namespace or a template (``np::qsort_simd::QSort_AVX2<int>``) is found."""
-    plain = name.split(".", 1)[0] if not name.startswith(".") else name
+    plain = _unsuffixed(name)
     out = [plain]
     if plain.startswith("_Z"):
         out += [plain[m.end():m.end() + int(m.group(1))] for m in _LENGTH.finditer(plain)]
@@ -164,7 +169,7 @@ def check_linked(b: Binary, table: Table, baseline: Sequence[str], versions: dic
     for i, c in enumerate(codes):
         version = next((v for v in map(lambda n: _version_of(n, suffixes), c.names) if v), "")
         own = next((may for pattern, may in guarded if pattern.match(c.names[0])), None)
-        built = next((known[n.split(".", 1)[0]] for n in c.names if known and n.split(".", 1)[0] in known), None)
+        built = next((known[_unsuffixed(n)] for n in c.names if known and _unsuffixed(n) in known), None)
         if version:
             fixed[i] = allowed[version]
         elif built is not None:

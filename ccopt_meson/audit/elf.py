@@ -10,7 +10,6 @@ object symbol, aarch64's ``$d`` mapping symbol) is not decoded.
 
 from __future__ import annotations
 
-import bisect
 import io
 import struct
 
@@ -124,7 +123,6 @@ def _section_ranges(sec: Any, marks: dict[int, list[Any]], ends: set[int], expor
     data = sec.data()
     base = 0 if relocatable else sec["sh_addr"]
     cuts = sorted({0, len(data), *(a for a in marks if 0 <= a < len(data)), *(e for e in ends if 0 < e < len(data))})
-    starts = sorted(a for a, g in marks.items() if _kind(g) in ("code", "data"))
     owner: tuple[tuple[str, ...], bool, bool] = ((f"<{sec.name}>",), True, False)
     is_data = False
     for a, b in zip(cuts, cuts[1:]):
@@ -144,8 +142,6 @@ def _section_ranges(sec: Any, marks: dict[int, list[Any]], ends: set[int], expor
             local = all(s["st_info"]["bind"] == "STB_LOCAL" or s["st_other"]["visibility"] in ("STV_HIDDEN",
                         "STV_INTERNAL") for s in named)
             owner = (names, local, any(n in exported for n in names))
-        elif a not in starts and bisect.bisect_right(starts, a) == 0:
-            owner = ((f"<{sec.name}>",), True, False)
         if not is_data:
             yield Code(owner[0], owner[1], owner[2], base + a, data[a:b], follows)
 

@@ -12,7 +12,7 @@ import os
 import signal
 import sys
 
-from . import cache, fsio, pipeline, project, rules
+from . import cache, fsio, pipeline, project
 from ._record import TYPE_CHECKING
 from .errors import CcoptError, InputError, did_you_mean
 from .records import BASELINE_DETECT, DEFAULT_BASELINE, DEFAULT_DISPATCH, Detection, Macros, Request
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     import argparse
     from argparse import ArgumentParser as _Adder
     from pathlib import Path
-    from typing import Any, Callable, Mapping, Sequence
+    from typing import Any, Callable, Sequence
 
     from .tables import Feature, Project
 
@@ -264,13 +264,12 @@ def cmd_features(ns: argparse.Namespace) -> int:
     table = table_for(machine, cid, proj, ns.compiler_version)
     others = {c: table_for(machine, c, proj, ns.compiler_version if c == cid else None)
               for c in compilers_data()["compilers"]}
-    origin = {r["name"]: r for r in (proj.rows.get(table.machine.family, ()) if proj else ())}
     rows: dict[str, dict[str, Any]] = {
         n: {"interest": f.interest, "implies": list(f.implies), "flags": list(f.flags),
             "closure_flags": table.flags_for([n]), "group": list(f.group), "disabled": f.disabled,
             "runtime": dict(f.runtime), "families": list(families_of(n, proj)),
             "flags_by_compiler": {c: None if t.get(n).disabled else list(t.get(n).flags) for c, t in others.items()},
-            **_resolved_from(f, origin.get(n, {}))}
+            **_resolved_from(f)}
         for n, f in table.features.items()}
     if ns.json:
         _print_json({"arch": machine, "compiler_id": cid, **({"compiler_version": ns.compiler_version}
@@ -284,15 +283,14 @@ def cmd_features(ns: argparse.Namespace) -> int:
     return 0
 
 
-def _resolved_from(f: Feature, row: Mapping[str, Any]) -> dict[str, Any]:
+def _resolved_from(f: Feature) -> dict[str, Any]:
     """What a row took from elsewhere, shown rather than hidden: the built-in row whose run-time test it inherited
     and what widened that test; its headers, macros, probe and run-time test items as resolved."""
     data, given = data_file(""), str(f.probe)
     probe = os.path.relpath(given, data).replace(os.sep, "/") if given.startswith(data) else os.path.basename(given)
     return {"headers": list(f.headers), "macros": list(f.macros), "probe": probe,
             "detect": [list(d) for d in f.detect], "flags_replace": f.flags_replace,
-            "runtime_inherited_from": row.get(rules.INHERITED_RUNTIME),
-            "runtime_widened_by": row.get(rules.WIDENED, [])}
+            "runtime_inherited_from": f.runtime_of or None, "runtime_widened_by": list(f.widened_by)}
 
 
 def _build_dir(text: str) -> Path:

@@ -19,12 +19,12 @@ from __future__ import annotations
 import os
 import re
 
-from . import fsio, rules, schema, versions
+from . import fsio, rules, schema
 from ._record import TYPE_CHECKING
 from .digest import sha256
 from .errors import InputError, TableError, did_you_mean
-from .tables import Policies, Project, data_file, families, raw_family
-from .tokens import RESERVED, show
+from .tables import Policies, Project, Row, builtin_rows, data_file, families, machines, raw_family
+from .tokens import RESERVED
 
 if TYPE_CHECKING:
     from typing import Any, Mapping
@@ -58,7 +58,8 @@ def load(path: str | os.PathLike[str] | None) -> Project | None:
 
     Both ways a file may describe features (the additive ``features``/``override`` keys, or a whole
     ``feature_set``) become the same model here: the rows of every family, each a complete row of the
-    tables' schema.  Every rule on rows is then checked once, on that model (``_check_family``)."""
+    tables' schema.  Every rule on rows is then checked once, on that model (``rules.check_family``, which the
+    built-in tables pass too)."""
     if not path:
         return None
     given = os.path.abspath(path)
@@ -74,10 +75,13 @@ def load(path: str | os.PathLike[str] | None) -> Project | None:
                              "state the rows in 'feature_set'")
         rows, mins = _feature_set(shown, base, doc, h)
     else:
-        rows, mins = _additive(shown, base, doc, h), {}
+        rows, mins = _additive(shown, base, doc, h), {m.name: m.min for m in machines()}
     for fam, fam_rows in rows.items():
-        _check_family(shown, fam, fam_rows)
-    known = {f["name"] for fam_rows in rows.values() for f in fam_rows}
+        try:
+            rules.check_family(fam, fam_rows)
+        except TableError as exc:
+            raise _error(shown, str(exc)) from exc
+    known = {r.name for fam_rows in rows.values() for r in fam_rows}
     retired = _retired(shown, doc.get("retired", {}), known)
     limits = {fam: _max(shown, fam, names, rows[fam]) for fam, names in _per_family(shown, doc, "max").items()}
     groups: dict[str, tuple[tuple[str, ...], ...]] = {}
@@ -87,40 +91,35 @@ def load(path: str | os.PathLike[str] | None) -> Project | None:
             raise _error(shown, f"groups '{other}' and '{name}' differ only in case, and '#name' ignores case; "
                          "rename one")
         groups[name.upper()] = _group(shown, name, items, known)
-    policies = Policies(dispatch_implied=doc.get("dispatch_implied", False), minus=doc.get("minus", "successors"),
-                        keep_covered=doc.get("keep_covered", False), own_detect=owns,
-                        rings=doc.get("rings", "fold"), plus_parts=doc.get("plus_parts", "ascending"))
+    # each default is the record's; a feature_set's rows state their own run-time tests ('detect')
+    policies = Policies(**{k: doc[k] for k in Policies._fields if k in doc}, own_detect=owns)
     return Project(path=os.path.realpath(given), given=given, digest=h.hexdigest(), rows=rows, groups=groups,
-                   max=limits, owns=owns, mins=mins, retired=retired, policies=policies)
+                   max=limits, mins=mins, retired=retired, policies=policies)
 
 
-def _additive(shown: str, base: str, doc: Mapping[str, Any], h: Any) -> dict[str, tuple[Mapping[str, Any], ...]]:
+def _additive(shown: str, base: str, doc: Mapping[str, Any], h: Any) -> dict[str, tuple[Row, ...]]:
     """The rows of every family for a file that adds to the built-in tables: each built-in row with the file's
     redefinition of it (``override``), then the file's own rows (``features``)."""
     own = _per_family(shown, doc, "features")
     changed = _per_family(shown, doc, "override")
-    rows: dict[str, tuple[Mapping[str, Any], ...]] = {}
+    rows: dict[str, tuple[Row, ...]] = {}
     for fam in families():
         fields = _overrides(shown, fam, changed.get(fam, []))
-        builtin = [_overridden(f, fields.get(f["name"])) for f in raw_family(fam)["features"]]
+        builtin = [_overridden(r, fields.get(r.name)) for r in builtin_rows(fam)]
         rows[fam] = rules.widen_runtime(fam, (*builtin, *(_feature(shown, base, fam, r, h) for r in own.get(fam, []))))
     return rows
 
 
-_WHERE = " where"  # a key no schema admits: the section of the file a row came from
-
-
-def _overridden(raw: Mapping[str, Any], fields: Mapping[str, Any] | None) -> Mapping[str, Any]:
-    """A built-in record with a project's redefinition: each field given replaces the table's, ``flags``
-    per style."""
+def _overridden(row: Row, fields: Mapping[str, Any] | None) -> Row:
+    """A built-in row with a project's redefinition: each field given replaces the table's, ``flags`` per style.
+    Without a ``runtime`` of its own it keeps the table's, checked against what the new flags enable and widened
+    to it."""
     if not fields:
-        return raw
-    out = {**raw, **{k: v for k, v in fields.items() if k != "name"}, _WHERE: "override"}
-    if "runtime" not in fields:  # checked against what the new flags enable, and widened to it
-        out[rules.INHERITED_RUNTIME] = raw["name"]
+        return row
+    out = {**row.fields, **{k: v for k, v in fields.items() if k != "name"}}
     if "flags" in fields:
-        out["flags"] = {**raw["flags"], **fields["flags"]}
-    return out
+        out["flags"] = {**row.fields["flags"], **fields["flags"]}
+    return Row(out, where="override", runtime_of="" if "runtime" in fields else row.name)
 
 
 # --------------------------------------------------------------------------- a project's own feature set
@@ -129,10 +128,10 @@ _INHERITED = ("headers", "macros", "flags", "group", "extra_checks", "runtime", 
 
 
 def _feature_set(shown: str, base: str, doc: Mapping[str, Any],
-                 h: Any) -> tuple[dict[str, tuple[Mapping[str, Any], ...]], dict[str, tuple[str, ...]]]:
+                 h: Any) -> tuple[dict[str, tuple[Row, ...]], dict[str, tuple[str, ...]]]:
     """The rows of every family of the project's own set (checked by the schema), ``like`` resolved; and 'min'
     per machine."""
-    rows: dict[str, tuple[Mapping[str, Any], ...]] = {}
+    rows: dict[str, tuple[Row, ...]] = {}
     mins: dict[str, tuple[str, ...]] = {}
     for fam, part in doc["feature_set"].items():
         if fam not in families():
@@ -143,12 +142,13 @@ def _feature_set(shown: str, base: str, doc: Mapping[str, Any],
     return rows, mins
 
 
-def _set_row(shown: str, base: str, fam: str, raw: Mapping[str, Any], h: Any) -> dict[str, Any]:
+def _set_row(shown: str, base: str, fam: str, raw: Mapping[str, Any], h: Any) -> Row:
     """One row: the built-in row it is ``like`` (its fields but name, interest and implies; its per-machine and
     per-compiler overrides but for the fields the row states and their implies), then its own."""
     name = raw["name"]
     builtin = {f["name"]: f for f in raw_family(fam)["features"]}
-    row: dict[str, Any] = {"headers": [], "macros": [], "flags": {}, "group": [], "runtime": {}, _WHERE: "feature_set"}
+    row: dict[str, Any] = {"headers": [], "macros": [], "flags": {}, "group": [], "runtime": {}}
+    runtime_of = ""
     if "like" in raw:
         like = builtin.get(raw["like"])
         if like is None:
@@ -157,7 +157,7 @@ def _set_row(shown: str, base: str, fam: str, raw: Mapping[str, Any], h: Any) ->
         row.update({k: like[k] for k in _INHERITED if k in like})
         row["probe"] = "@" + like["name"]
         if "runtime" not in raw:  # checked against what the row's flags enable, and widened to it
-            row[rules.INHERITED_RUNTIME] = like["name"]
+            runtime_of = like["name"]
         row["overrides"] = _inherited_overrides(like, raw)
     row.update({k: v for k, v in raw.items() if k not in ("like", "overrides")})
     row["overrides"] = [*row.get("overrides", ()), *raw.get("overrides", ())]
@@ -167,7 +167,7 @@ def _set_row(shown: str, base: str, fam: str, raw: Mapping[str, Any], h: Any) ->
         raise _error(shown, f"feature_set.{fam}: {name} needs a 'probe' (a C file relative to the features file, or "
                      "'@NAME' for a built-in row's) or a 'like'")
     row["probe"] = _set_probe(shown, base, fam, name, row["probe"], builtin, h)
-    return row
+    return Row(row, where="feature_set", runtime_of=runtime_of)
 
 
 def _inherited_overrides(like: Mapping[str, Any], raw: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -192,10 +192,9 @@ def _set_probe(shown: str, base: str, fam: str, name: str, probe: str, builtin: 
     return _own_probe(shown, base, name, probe, h)
 
 
-def _set_min(shown: str, fam: str, section: Mapping[str, Any], rows: tuple[Mapping[str, Any], ...]
-             ) -> dict[str, tuple[str, ...]]:
+def _set_min(shown: str, fam: str, section: Mapping[str, Any], rows: tuple[Row, ...]) -> dict[str, tuple[str, ...]]:
     machines = [m["name"] for m in raw_family(fam)["machines"]]
-    names = {r["name"] for r in rows}
+    names = {r.name for r in rows}
     out: dict[str, tuple[str, ...]] = {}
     for machine, wanted in section.items():
         if machine not in machines:
@@ -207,98 +206,6 @@ def _set_min(shown: str, fam: str, section: Mapping[str, Any], rows: tuple[Mappi
                              f"{did_you_mean(n, names)}")
         out[machine] = tuple(wanted)
     return out
-
-
-# --------------------------------------------------------------------------- the rules every row follows
-
-
-def _check_family(shown: str, fam: str, rows: tuple[Mapping[str, Any], ...]) -> None:
-    """Every rule on a family's rows, whichever section of the file they came from (or the built-in table):
-    names are feature names, not keywords, and unique; interests and probes are unique; implications name rows
-    of the family, in any direction (numpy's SSE and SSE2 imply each other, as aarch64's NEON features do;
-    interest only orders flags and targets); extra checks are the family's; patterns run in linear time;
-    each machine has a run-time test, and the test covers what the flags enable."""
-    interest: dict[str, str] = {}
-    probes: dict[str, str] = {}
-    for r in rows:
-        where, name = _where(fam, r), r["name"]
-        _check_name(shown, where, name)
-        if name in interest.values():
-            raise _error(shown, f"{where}: {name} is stated twice; merge the two rows")
-        if r["interest"] in interest:  # interest orders flags (later ones win conflicts) and targets: a total order
-            raise _error(shown, f"{where}: {name}: interest {r['interest']} is {interest[r['interest']]}'s; "
-                         "pick another")
-        probe = r.get("probe") or data_file(f"probes/{fam}/{name.lower()}.c")
-        if probe in probes:  # one batch includes each probe once
-            raise _error(shown, f"{where}: {name} and {probes[probe]} share a probe; give one its own")
-        interest[r["interest"]], probes[probe] = name, name
-    names = set(interest.values())
-    extras = {e["name"] for e in raw_family(fam)["extra_checks"]}
-    for r in rows:
-        _check_references(shown, fam, r, names, extras)
-        _check_patterns(shown, _where(fam, r), r)
-        _check_versions(shown, _where(fam, r), r)
-    # the rows the file states a run-time test for (an inherited one was widened to cover its flags already);
-    # the built-in rows as written: tests/test_rules.py holds them to the same rule
-    stated = [r["name"] for r in rows if r.get(_WHERE) and rules.INHERITED_RUNTIME not in r]
-    gaps = rules.runtime_gaps(fam, rows, names=stated)
-    for r in rows:
-        if r["name"] in gaps:
-            raise _error(shown, f"{_where(fam, r)}: {rules.describe_gap(r['name'], gaps[r['name']])}")
-
-
-def _where(fam: str, row: Mapping[str, Any]) -> str:
-    """Where a row was stated: 'feature_set.x86', 'features.x86', 'override.x86', or the table 'x86.json'."""
-    return f"{row[_WHERE]}.{fam}" if row.get(_WHERE) else f"{fam}.json"
-
-
-def _check_name(shown: str, where: str, name: str) -> None:
-    why = rules.bad_name(name)
-    if why:
-        raise _error(shown, f"{where}: {why}")
-
-
-def _check_references(shown: str, fam: str, r: Mapping[str, Any], names: set[str], extras: set[str]) -> None:
-    where = _where(fam, r)
-    per_compiler = [d for ov in r.get("overrides", ()) for d in ov.get("implies", ())]
-    for dep in [*r["implies"], *per_compiler]:
-        if dep not in names:
-            raise _error(shown, f"{where}: {r['name']} implies '{dep}', which {fam} does not state"
-                         f"{did_you_mean(dep, names)}")
-    for e in r.get("extra_checks", ()):
-        if e not in extras:
-            raise _error(shown, f"{where}: {r['name']}'s extra check '{e}' is not one of {fam}'s"
-                         f"{did_you_mean(e, extras)}")
-    if not r.get("runtime"):  # the run-time would answer 0 on every CPU: code compiled and never called
-        raise _error(shown, f"{where}: {r['name']} has no run-time test; add 'runtime' (per machine or '*', as the "
-                     "built-in rows state it) or start from a built-in row with 'like'")
-    machines = [m["name"] for m in raw_family(fam)["machines"]]
-    unknown = [k for k in r.get("runtime", {}) if k != "*" and k not in machines]
-    if unknown:
-        raise _error(shown, f"{where}: {r['name']}'s run-time recipe is keyed '{show(unknown[0])}', not a machine "
-                     f"of {fam}; use '*' or one of {', '.join(machines)}")
-
-
-def _check_patterns(shown: str, where: str, r: Mapping[str, Any]) -> None:
-    """``flags_replace`` and a ``detect`` item's ``replaces``: regular expressions matched at the start of a flag or
-    a name, limited to what runs in linear time (``rules.unsafe_pattern``)."""
-    parts = [r, *r.get("overrides", ())]
-    found = [("flags_replace", p["flags_replace"]) for p in parts if p.get("flags_replace")]
-    found += [("detect's 'replaces'", i["replaces"]) for p in parts for i in p.get("detect", ())
-              if isinstance(i, dict) and i.get("replaces")]
-    for key, text in found:
-        why = rules.unsafe_pattern(text)
-        if why:
-            raise _error(shown, f"{where}: {r['name']}'s {key} '{show(text)}' {why}")
-
-
-def _check_versions(shown: str, where: str, r: Mapping[str, Any]) -> None:
-    """A ``when``'s version range holds for some version (its grammar is the schema's)."""
-    for ov in r.get("overrides", ()):
-        text = ov["when"].get("version")
-        why = versions.why_empty(text) if text else ""
-        if why:
-            raise _error(shown, f"{where}: {r['name']}'s version range '{text}' {why}; state the versions it is for")
 
 
 def _retired(shown: str, section: Mapping[str, str], known: set[str]) -> dict[str, str]:
@@ -328,7 +235,7 @@ def _per_family(shown: str, doc: Mapping[str, Any], key: str) -> dict[str, list[
 
 
 def _overrides(shown: str, fam: str, entries: list[Any]) -> dict[str, Mapping[str, Any]]:
-    """A redefinition of built-in features, by name (its fields are checked with every row, in ``_check_family``)."""
+    """A redefinition of built-in features, by name (its fields are checked with every row: ``rules.check_family``)."""
     builtin = {f["name"] for f in raw_family(fam)["features"]}
     out: dict[str, Mapping[str, Any]] = {}
     for raw in entries:
@@ -342,9 +249,9 @@ def _overrides(shown: str, fam: str, entries: list[Any]) -> dict[str, Mapping[st
     return out
 
 
-def _max(shown: str, fam: str, names: list[Any], rows: tuple[Mapping[str, Any], ...]) -> tuple[str, ...]:
+def _max(shown: str, fam: str, names: list[Any], rows: tuple[Row, ...]) -> tuple[str, ...]:
     """The only names 'max' selects in ``fam`` (a project whose run-time knows only those)."""
-    known = {f["name"] for f in rows}
+    known = {r.name for r in rows}
     out: list[str] = []
     for n in names:
         if n.upper() not in known:
@@ -353,13 +260,13 @@ def _max(shown: str, fam: str, names: list[Any], rows: tuple[Mapping[str, Any], 
     return tuple(dict.fromkeys(out))
 
 
-def _feature(shown: str, base: str, fam: str, raw: Mapping[str, Any], h: Any) -> Mapping[str, Any]:
+def _feature(shown: str, base: str, fam: str, raw: Mapping[str, Any], h: Any) -> Row:
     name = raw["name"]
-    if any(f["name"] == name for f in raw_family(fam)["features"]):
+    if any(r.name == name for r in builtin_rows(fam)):
         raise _error(shown, f"{name} is already a feature of {fam}; pick another name")
     if "probe" not in raw:
         raise _error(shown, f"{name} needs a 'probe': a C file, relative to the features file")
-    return {**raw, "probe": _own_probe(shown, base, name, raw["probe"], h), _WHERE: "features"}
+    return Row({**raw, "probe": _own_probe(shown, base, name, raw["probe"], h)}, where="features")
 
 
 def _own_probe(shown: str, base: str, name: str, probe: str, h: Any) -> str:

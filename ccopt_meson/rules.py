@@ -22,29 +22,31 @@ import re
 import warnings
 
 from ._record import TYPE_CHECKING
+from .errors import TableError, did_you_mean
 from .schema import schema_file
 from .tables import (
     Feature,
+    Row,
     Table,
     build_feature,
+    builtin_rows,
     compiler_spec,
     compilers_data,
+    data_file,
     picks_cpu,
     raw_family,
     reference_compiler,
 )
 from .tokens import RESERVED, show
-from .versions import Version, boundaries
+from .versions import Version, boundaries, why_empty
 
 if TYPE_CHECKING:
     from typing import Any, Callable, Iterable, Mapping
 
-__all__ = ["bad_name", "unsafe_pattern", "INHERITED_RUNTIME", "WIDENED", "runtime_gaps", "widen_runtime", "covers",
+__all__ = ["bad_name", "unsafe_pattern", "check_family", "runtime_gaps", "widen_runtime", "covers",
            "union_recipes", "describe_gap", "MAX_PATTERN", "reads_flags", "enabled_gaps", "describe_enabled_gap"]
 
 MAX_PATTERN = 200  # numpy's longest is 18 characters
-INHERITED_RUNTIME = " runtime of"  # a key no schema admits: the built-in row a 'like' row took its test from
-WIDENED = " runtime widened by"  # the features whose tests were added to an inherited one
 
 
 @functools.cache
@@ -160,12 +162,11 @@ def _machines(fam: str) -> tuple[str, ...]:
     return tuple(m["name"] for m in raw_family(fam)["machines"])
 
 
-def _resolve(fam: str, rows: Iterable[Mapping[str, Any]], machine: str, cid: str,
-             version: Version | None) -> dict[str, Feature]:
+def _resolve(fam: str, rows: Iterable[Row], machine: str, cid: str, version: Version | None) -> dict[str, Feature]:
     spec = compiler_spec(cid)
     if spec.style in raw_family(fam)["unsupported_styles"]:
         return {}
-    return {r["name"]: build_feature(r, fam, machine, spec, None, version) for r in rows}
+    return {r.name: build_feature(r, fam, machine, spec, None, version) for r in rows}
 
 
 @functools.cache
@@ -175,23 +176,23 @@ def _builtin(fam: str, machine: str, cid: str, version: Version | None) -> tuple
     names, so only GNU-style switches count; rows for other styles state their implications instead."""
     if compiler_spec(cid).style != "gnu":
         return ()
-    return tuple(f for f in _resolve(fam, raw_family(fam)["features"], machine, cid, version).values()
+    return tuple(f for f in _resolve(fam, builtin_rows(fam), machine, cid, version).values()
                  if f.flags and not f.disabled and f.runtime and not any(picks_cpu(x) for x in f.flags))
 
 
-def _compilers(fam: str, rows: Iterable[Mapping[str, Any]]) -> list[tuple[str, Version | None]]:
+def _compilers(fam: str, rows: Iterable[Row]) -> list[tuple[str, Version | None]]:
     """The GNU-style compilers whose view of the rows can differ: the reference compiler's, and each one a
     ``when`` names (any other id sees what the reference sees), each at an unknown version and at one version
     of each stretch its ``when`` ranges set apart."""
-    whens = [ov["when"] for r in [*rows, *raw_family(fam)["features"]] for ov in r.get("overrides", ())]
+    whens = [ov["when"] for r in [*rows, *builtin_rows(fam)] for ov in r.fields.get("overrides", ())]
     named = {w["compiler"] for w in whens if "compiler" in w}
     ids = [reference_compiler(), *sorted(named - {reference_compiler()})]
     return [(cid, v) for cid in ids if cid in compilers_data()["compilers"] and compiler_spec(cid).style == "gnu"
             for v in (None, *boundaries(w["version"] for w in whens if w.get("compiler") == cid and "version" in w))]
 
 
-def _closure(raw: Mapping[str, Mapping[str, Any]], made: dict[str, Feature], name: str,
-             make: Callable[..., Feature]) -> list[Feature]:
+def _closure(raw: Mapping[str, Row], made: dict[str, Feature], name: str,
+             make: Callable[[Row], Feature]) -> list[Feature]:
     """``name``'s feature first, then what it implies, transitively; each row resolved once (``made``)."""
     seen: dict[str, Feature] = {}
     todo = [name]
@@ -199,22 +200,22 @@ def _closure(raw: Mapping[str, Mapping[str, Any]], made: dict[str, Feature], nam
         n = todo.pop()
         if n in raw and n not in seen:
             if n not in made:
-                made[n] = make(raw=raw[n])
+                made[n] = make(raw[n])
             seen[n] = made[n]
             todo.extend(made[n].implies)
     return list(seen.values())
 
 
-def runtime_gaps(fam: str, rows: tuple[Mapping[str, Any], ...], own_only: bool = False,
+def runtime_gaps(fam: str, rows: tuple[Row, ...], own_only: bool = False,
                  names: Iterable[str] | None = None) -> dict[str, dict[str, list[Feature]]]:
     """Row name -> machine -> the built-in features its flags enable that its run-time test (with its
     implications') does not check, over every GNU-style compiler; ``own_only``: the features its own flags
     enable; ``names``: only these rows (default: all).  Only the rows a closure reaches are resolved."""
-    wanted = [r["name"] for r in rows] if names is None else list(names)
+    wanted = [r.name for r in rows] if names is None else list(names)
     out: dict[str, dict[str, list[Feature]]] = {}
     if not wanted:
         return out
-    raw = {r["name"]: r for r in rows}
+    raw = {r.name: r for r in rows}
     for machine in _machines(fam):
         for cid, version in _compilers(fam, rows):
             known = _builtin(fam, machine, cid, version)
@@ -238,25 +239,22 @@ def runtime_gaps(fam: str, rows: tuple[Mapping[str, Any], ...], own_only: bool =
     return out
 
 
-def widen_runtime(fam: str, rows: tuple[Mapping[str, Any], ...]) -> tuple[Mapping[str, Any], ...]:
-    """The rows, each ``like`` row whose inherited run-time test misses what its flags enable given one that
-    checks it too (LEVEL3 like AVX2 with ``-mfma``: AVX2's bit and FMA3's)."""
-    inherited = [r["name"] for r in rows if INHERITED_RUNTIME in r]
+def widen_runtime(fam: str, rows: tuple[Row, ...]) -> tuple[Row, ...]:
+    """The rows, each row with an inherited run-time test that misses what its flags enable replaced by one whose
+    test checks it too (LEVEL3 like AVX2 with ``-mfma``: AVX2's bit and FMA3's)."""
+    inherited = [r.name for r in rows if r.runtime_of]
     for own_only in (True, False):  # first what a row's own flags enable, then what its closure's still miss
-        _widen(fam, rows, runtime_gaps(fam, rows, own_only, inherited))
+        gaps = runtime_gaps(fam, rows, own_only, inherited)
+        rows = tuple(_widened(fam, r, gaps[r.name]) if r.name in gaps else r for r in rows)
     return rows
 
 
-def _widen(fam: str, rows: tuple[Mapping[str, Any], ...], gaps: Mapping[str, Mapping[str, list[Feature]]]) -> None:
-    for r in rows:
-        missing = gaps.get(r["name"])
-        if not missing or INHERITED_RUNTIME not in r:
-            continue
-        assert isinstance(r, dict)  # rows with an inherited test are the loader's own copies
-        own = r["runtime"]
-        r["runtime"] = {m: union_recipes([own.get(m, own.get("*", {})), *(b.runtime for b in missing.get(m, ()))])
-                        for m in _machines(fam) if m in own or "*" in own}
-        r[WIDENED] = sorted({*r.get(WIDENED, ()), *(b.name for bs in missing.values() for b in bs)})
+def _widened(fam: str, row: Row, missing: Mapping[str, list[Feature]]) -> Row:
+    own = row.fields["runtime"]
+    runtime = {m: union_recipes([own.get(m, own.get("*", {})), *(b.runtime for b in missing.get(m, ()))])
+               for m in _machines(fam) if m in own or "*" in own}
+    added = sorted({*row.widened_by, *(b.name for bs in missing.values() for b in bs)})
+    return row._replace(fields={**row.fields, "runtime": runtime}, widened_by=tuple(added))
 
 
 def describe_gap(name: str, missing: Mapping[str, list[Feature]]) -> str:
@@ -302,3 +300,86 @@ def describe_enabled_gap(name: str, flags: Iterable[str], compiler: str, missing
             "run-time test does not check: a CPU without them would run its code; add their checks to its "
             "'runtime', or name the instruction sets with their own switches (-mavx2 -mfma ...), which an "
             "inherited test takes on")
+
+
+# --------------------------------------------------------------------------- every rule on a family's rows
+
+
+def check_family(fam: str, rows: tuple[Row, ...], stated: Iterable[str] | None = None) -> None:
+    """Every rule on a family's rows, a built-in table's or a features file's alike (a TableError naming where
+    the row was stated): names are feature names, not keywords, and unique; interests and probes are unique;
+    implications name rows of the family, in any direction (numpy's SSE and SSE2 imply each other, as aarch64's
+    NEON features do; interest only orders flags and targets); extra checks are the family's; patterns run in
+    linear time; version ranges hold for some version; each machine has a run-time test, and the test covers
+    what the flags enable.  That last rule reads the rows ``stated`` (default: those a features file states a
+    test for; an inherited one was widened already, and the built-in rows are held to it by the tests)."""
+    interest: dict[int, str] = {}
+    probes: dict[str, str] = {}
+    for r in rows:
+        where, name = r.shown(fam), r.name
+        why = bad_name(name)
+        if why:
+            raise TableError(f"{where}: {why}")
+        if name in interest.values():
+            raise TableError(f"{where}: {name} is stated twice; merge the two rows")
+        level = r.fields["interest"]
+        if level in interest:  # interest orders flags (later ones win conflicts) and targets: a total order
+            raise TableError(f"{where}: {name}: interest {level} is {interest[level]}'s; pick another")
+        probe = r.fields.get("probe") or data_file(f"probes/{fam}/{name.lower()}.c")
+        if probe in probes:  # one batch includes each probe once
+            raise TableError(f"{where}: {name} and {probes[probe]} share a probe; give one its own")
+        interest[level], probes[probe] = name, name
+    names = set(interest.values())
+    extras = {e["name"] for e in raw_family(fam)["extra_checks"]}
+    for r in rows:
+        _check_references(fam, r, names, extras)
+        _check_patterns(fam, r)
+        _check_versions(fam, r)
+    if stated is None:
+        stated = [r.name for r in rows if r.where and not r.runtime_of]
+    gaps = runtime_gaps(fam, rows, names=stated)
+    for r in rows:
+        if r.name in gaps:
+            raise TableError(f"{r.shown(fam)}: {describe_gap(r.name, gaps[r.name])}")
+
+
+def _check_references(fam: str, r: Row, names: set[str], extras: set[str]) -> None:
+    where, row = r.shown(fam), r.fields
+    per_compiler = [d for ov in row.get("overrides", ()) for d in ov.get("implies", ())]
+    for dep in [*row["implies"], *per_compiler]:
+        if dep not in names:
+            raise TableError(f"{where}: {r.name} implies '{dep}', which {fam} does not state"
+                             f"{did_you_mean(dep, names)}")
+    for e in row.get("extra_checks", ()):
+        if e not in extras:
+            raise TableError(f"{where}: {r.name}'s extra check '{e}' is not one of {fam}'s{did_you_mean(e, extras)}")
+    if not row.get("runtime"):  # the run-time would answer 0 on every CPU: code compiled and never called
+        raise TableError(f"{where}: {r.name} has no run-time test; add 'runtime' (per machine or '*', as the "
+                         "built-in rows state it) or start from a built-in row with 'like'")
+    machines = _machines(fam)
+    unknown = [k for k in row.get("runtime", {}) if k != "*" and k not in machines]
+    if unknown:
+        raise TableError(f"{where}: {r.name}'s run-time recipe is keyed '{show(unknown[0])}', not a machine "
+                         f"of {fam}; use '*' or one of {', '.join(machines)}")
+
+
+def _check_patterns(fam: str, r: Row) -> None:
+    """``flags_replace`` and a ``detect`` item's ``replaces``: regular expressions matched at the start of a flag or
+    a name, limited to what runs in linear time (``unsafe_pattern``)."""
+    parts = [r.fields, *r.fields.get("overrides", ())]
+    found = [("flags_replace", p["flags_replace"]) for p in parts if p.get("flags_replace")]
+    found += [("detect's 'replaces'", i["replaces"]) for p in parts for i in p.get("detect", ())
+              if isinstance(i, dict) and i.get("replaces")]
+    for key, text in found:
+        why = unsafe_pattern(text)
+        if why:
+            raise TableError(f"{r.shown(fam)}: {r.name}'s {key} '{show(text)}' {why}")
+
+
+def _check_versions(fam: str, r: Row) -> None:
+    """A ``when``'s version range holds for some version (its grammar is the schema's)."""
+    for ov in r.fields.get("overrides", ()):
+        text = ov["when"].get("version")
+        why = why_empty(text) if text else ""
+        if why:
+            raise TableError(f"{r.shown(fam)}: {r.name}'s version range '{text}' {why}; state the versions it is for")

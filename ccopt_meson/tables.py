@@ -90,6 +90,9 @@ class Feature(NamedTuple):
     detect: tuple[tuple[str, str], ...] = ()  # a project set's run-time test: (name, regex of names it replaces)
     flags_replace: str = ""  # a project set's row: flags of lower features it drops (numpy's 'match' of args)
     audit: tuple[str, ...] = ()  # what the family's decoder reports for instructions its run-time test guarantees
+    where: str = ""  # the section of a features file its row came from ('': the built-in table)
+    runtime_of: str = ""  # the built-in row whose run-time test it took ('': its own)
+    widened_by: tuple[str, ...] = ()  # the features whose tests were added to that inherited one
 
     @property
     def probe(self) -> Path:
@@ -101,6 +104,28 @@ class Feature(NamedTuple):
     def owner(self) -> str:
         """The feature whose flags its probe is compiled with: itself."""
         return self.name
+
+
+class Row(NamedTuple):
+    """One feature row of a family as stated, complete in the tables' schema (``fields``), and where it came from.
+
+    A built-in table's rows are ``Row(fields)``; a features file's rows name their section (``override``,
+    ``features``, ``feature_set``), the built-in row whose run-time test they took (``like`` or an override
+    without ``runtime``), and the features whose tests were added to it (``rules.widen_runtime``).  Never
+    changed in place: a widened row is a new record."""
+
+    fields: Mapping[str, Any]
+    where: str = ""  # '' the built-in table, else the features file's section
+    runtime_of: str = ""  # the built-in row whose run-time test it took ('': its own)
+    widened_by: tuple[str, ...] = ()  # the features whose tests were added to that inherited test
+
+    @property
+    def name(self) -> str:
+        return str(self.fields["name"])
+
+    def shown(self, family: str) -> str:
+        """Where the row was stated: 'feature_set.x86', 'features.x86', 'override.x86', or the table 'x86.json'."""
+        return f"{self.where}.{family}" if self.where else f"{family}.json"
 
 
 class ExtraCheck(NamedTuple):
@@ -177,11 +202,10 @@ class Project(NamedTuple):
     path: str  # resolved
     given: str  # as given, made absolute
     digest: str  # sha256 of the file and its probes
-    rows: Mapping[str, tuple[Mapping[str, Any], ...]]  # family -> every row it has (a family not named: none)
+    rows: Mapping[str, tuple[Row, ...]]  # family -> every row it has (a family not named: none)
     groups: Mapping[str, tuple[tuple[str, ...], ...]]  # '#name' -> its targets
     max: Mapping[str, tuple[str, ...]] = {}  # family -> the only names 'max' selects there
-    owns: bool = False  # the file states the project's whole set of names ('feature_set')
-    mins: Mapping[str, tuple[str, ...]] = {}  # machine -> what 'min' selects (an own set only)
+    mins: Mapping[str, tuple[str, ...]] = {}  # machine -> what 'min' selects (a machine not named: nothing)
     retired: Mapping[str, str] = {}  # a name the project no longer knows -> its successor ('' : none)
     policies: Policies = DEFAULT_POLICIES
 
@@ -214,6 +238,12 @@ def data_file(name: str) -> str:
 def raw_family(family: str) -> Mapping[str, Any]:
     """A family's table as written (no overrides applied): what a project's features are checked against."""
     return read_json(os.path.join(_FEATURES, f"{family}.json"))  # type: ignore[no-any-return]
+
+
+@functools.cache
+def builtin_rows(family: str) -> tuple[Row, ...]:
+    """A family's built-in table as rows: what a project without a features file builds from."""
+    return tuple(Row(f) for f in raw_family(family)["features"])
 
 
 def validate_family(family: str) -> None:
@@ -293,15 +323,15 @@ def all_feature_names(project: Project | None = None) -> Mapping[str, tuple[str,
     """Feature name -> every family that has it (AES is both x86's and arm's), over every table."""
     out: dict[str, tuple[str, ...]] = {}
     for fam in families():
-        for f in _features_of(fam, project):
-            out[f["name"]] = (*out.get(f["name"], ()), fam)
+        for r in _features_of(fam, project):
+            out[r.name] = (*out.get(r.name, ()), fam)
     return out
 
 
-def _features_of(family: str, project: Project | None) -> tuple[Mapping[str, Any], ...]:
+def _features_of(family: str, project: Project | None) -> tuple[Row, ...]:
     """The rows of a family: the built-in table's, or the project's (``project.load`` made them complete)."""
     if project is None:
-        return tuple(raw_family(family)["features"])
+        return builtin_rows(family)
     return project.rows.get(family, ())
 
 
@@ -314,7 +344,7 @@ def families_of(name: str, project: Project | None = None) -> tuple[str, ...]:
 def all_names_of(family: str, project: Project | None = None) -> frozenset[str]:
     """Feature and extra-check names of one family: what a cache file may name."""
     raw = raw_family(family)
-    return frozenset([*(f["name"] for f in _features_of(family, project)), *(e["name"] for e in raw["extra_checks"])])
+    return frozenset([*(r.name for r in _features_of(family, project)), *(e["name"] for e in raw["extra_checks"])])
 
 
 @functools.cache
@@ -423,12 +453,13 @@ def _when_matches(when: Mapping[str, str], machine: str, spec: CompilerSpec, ver
 
 
 def build_feature(
-    raw: Mapping[str, Any], family: str, machine: str, spec: CompilerSpec, family_reason: str | None,
+    row: Row, family: str, machine: str, spec: CompilerSpec, family_reason: str | None,
     version: Version | None = None,
 ) -> Feature:
     """One row as ``spec``'s compiler of ``version`` sees it on ``machine``: the overrides whose ``when`` holds apply
     in the order written, a later one's fields replacing an earlier one's (so a narrower range comes after a wider
     one)."""
+    raw = row.fields
     cur: dict[str, Any] = {
         "implies": raw["implies"],
         "headers": raw["headers"],
@@ -461,6 +492,9 @@ def build_feature(
         detect=_detect_rule(cur["detect"], cur["group"], raw["name"]),
         flags_replace=cur["flags_replace"],
         audit=tuple(raw.get("audit", ())),
+        where=row.where,
+        runtime_of=row.runtime_of,
+        widened_by=row.widened_by,
     )
 
 
@@ -588,7 +622,7 @@ def table_for(machine: str, compiler_id: str, project: Project | None = None, ve
 @_checked
 def _table_for(machine_name: str, compiler_id: str, project: Project | None, version: Version | None) -> Table:
     machine = machine_by_name(machine_name)
-    if project is not None and project.owns:  # 'min' is the project's too
+    if project is not None:  # a features file's 'min' (an additive file keeps the table's)
         machine = machine._replace(min=project.mins.get(machine.name, ()))
     raw = raw_family(machine.family)
     spec = compiler_spec(compiler_id)
@@ -596,9 +630,8 @@ def _table_for(machine_name: str, compiler_id: str, project: Project | None, ver
     feats = [build_feature(f, machine.family, machine.name, spec, family_reason, version)
              for f in _features_of(machine.family, project)]
     feats.sort(key=lambda f: (f.interest, f.name))
-    extras = {e["name"]: ExtraCheck(e["name"], machine.family, e["feature"]) for e in raw["extra_checks"]}
-    if project is not None and project.owns:  # an own set's row owns the extra checks it lists
-        extras = {e: ExtraCheck(e, machine.family, f.name) for f in feats for e in f.extra_checks if e in extras}
+    known = {e["name"] for e in raw["extra_checks"]}  # a row owns the extra checks it lists
+    extras = {e: ExtraCheck(e, machine.family, f.name) for f in feats for e in f.extra_checks if e in known}
     conflicts = tuple(compilers_data()["flag_conflicts"].get(spec.style, ()))
     return Table(
         machine=machine,

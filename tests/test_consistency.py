@@ -255,7 +255,8 @@ def test_records_are_the_namedtuples_typing_would_make() -> None:
     assert Ours.__module__ == __name__ and Ours.__qualname__.endswith("Ours") and not hasattr(Ours(1), "__dict__")
     assert repr(Ours(1)) == "Ours(a=1, b='x')" and Ours(1)._asdict() == collections.OrderedDict(a=1, b="x")
     assert Feature._fields[0] == "name" and pickle.loads(pickle.dumps(Feature._field_defaults)) == {
-        "runtime": {}, "probe_file": "", "detect": (), "flags_replace": "", "audit": ()}
+        "runtime": {}, "probe_file": "", "detect": (), "flags_replace": "", "audit": (), "where": "", "runtime_of": "",
+        "widened_by": ()}
     assert "__eq__" in vars(Project) and "__hash__" in vars(Project)  # a record's own methods are kept
     assert Ours._make([4, "z"]) == (4, "z") and Ours.__match_args__ == ("a", "b") and Ours(a=5) == (5, "x")
     for bad in ((), (1, "y", 2)):  # a call namedtuple refuses is refused

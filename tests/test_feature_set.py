@@ -27,7 +27,7 @@ x86_only = pytest.mark.skipif(os.uname().machine != "x86_64", reason="the fixtur
 @pytest.fixture
 def proj() -> tables.Project:
     loaded = project.load(FIXTURE)
-    assert loaded is not None and loaded.owns
+    assert loaded is not None and loaded.policies.own_detect
     return loaded
 
 
@@ -296,7 +296,7 @@ def test_a_row_may_replace_lower_flags(tmp_path: Path) -> None:
 def test_numpys_feature_sets(version: str) -> None:
     """examples/numpy's data: numpy's names only, its rules (the slow test compares them with numpy's fork)."""
     proj = project.load(ROOT / "examples" / "numpy" / version / "ccopt-numpy.json")
-    assert proj is not None and proj.owns
+    assert proj is not None and proj.policies.own_detect
     x86 = tables.table_for("x86_64", "gcc", proj)
     if version == "2.5.5":
         assert list(x86.features) == ["X86_V2", "X86_V3", "X86_V4", "AVX512_ICL", "AVX512_SPR"]

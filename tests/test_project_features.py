@@ -167,7 +167,7 @@ def test_a_name_with_a_trailing_line_break_is_refused(tmp_path: Path) -> None:
 
 def test_plain_headers_are_accepted(tmp_path: Path) -> None:
     loaded = project.load(_write(tmp_path, {"features": {"x86": [_feature(headers=["immintrin.h", "sys/x-y.h"])]}}))
-    assert loaded is not None and loaded.rows["x86"][-1]["headers"] == ["immintrin.h", "sys/x-y.h"]
+    assert loaded is not None and loaded.rows["x86"][-1].fields["headers"] == ["immintrin.h", "sys/x-y.h"]
 
 
 @pytest.mark.parametrize("kind", ["device", "fifo", "directory", "huge"])

@@ -130,7 +130,7 @@ def test_a_run_time_test_covers_what_any_version_enables(tmp_path: Path) -> None
     """The coverage rule reads each version's flags: LEVEL3 inherits AVX2's test, which gcc 11's -mfma and gcc
     11.2's -mf16c widen (on every version: a row has one run-time recipe)."""
     level3 = _load(tmp_path, _doc()).rows["x86"][1]
-    assert {"FMA3", "F16C"} <= set(level3[" runtime widened by"])
+    assert level3.runtime_of == "AVX2" and {"FMA3", "F16C"} <= set(level3.widened_by)
     doc = _doc()
     doc["feature_set"]["x86"]["features"][1]["runtime"] = {"*": {"cpuid": [[7, 0, "ebx", 5]], "xcr0": 6}}
     with pytest.raises(InputError, match=r"LEVEL3's flags enable FMA3, FMA3_ISA, F16C \(-mfma -mf16c\) on x86_64"):

@@ -10,9 +10,10 @@ here once, on that model.  The tests hold the built-in tables to the same rules.
 - a row's run-time test covers every built-in feature whose flags its own flags (with its implications') contain:
   a row picked on the AVX2 bit alone must not compile FMA code.  A ``like`` row that inherits its test has it
   widened to what its flags enable; a row that states its test is refused with the features to add.
-- what a row's flags enable beyond those switches (``-march=haswell``, ``-msse4``, ``-mcpu=``, ``/arch:``) is what
-  the compiler says: the probe reads its predefined macros under the row's flags (``reads_flags`` picks the rows,
-  ``enabled_gaps`` judges them), and a row whose test misses one of the built-in features they enable is not built.
+- what a row's flags enable, in any spelling (``-mfma``, ``-march=haswell``, ``-msse4``, ``-mcpu=``, ``/arch:``), is
+  what the compiler says: the probe reads its predefined macros under the row's flags (``reads_flags`` picks the
+  rows, ``enabled_gaps`` judges them), and a row whose test misses one of the built-in features they enable is not
+  built.
 """
 
 from __future__ import annotations
@@ -207,10 +208,13 @@ def _closure(raw: Mapping[str, Row], made: dict[str, Feature], name: str,
 
 
 def runtime_gaps(fam: str, rows: tuple[Row, ...], own_only: bool = False,
-                 names: Iterable[str] | None = None) -> dict[str, dict[str, list[Feature]]]:
+                 names: Iterable[str] | None = None, as_targets: bool = False) -> dict[str, dict[str, list[Feature]]]:
     """Row name -> machine -> the built-in features its flags enable that its run-time test (with its
     implications') does not check, over every GNU-style compiler; ``own_only``: the features its own flags
-    enable; ``names``: only these rows (default: all).  Only the rows a closure reaches are resolved."""
+    enable; ``names``: only these rows (default: all); ``as_targets``: a switch's feature with all it implies, as
+    the built-in target of that feature is tested (``-mavx2`` enables AVX and SSE4.2 too: the compiler's
+    macros say so at probe time, and a widened test must cover them).  Only the rows a closure reaches are
+    resolved."""
     wanted = [r.name for r in rows] if names is None else list(names)
     out: dict[str, dict[str, list[Feature]]] = {}
     if not wanted:
@@ -222,20 +226,25 @@ def runtime_gaps(fam: str, rows: tuple[Row, ...], own_only: bool = False,
             if not known:  # a style the family does not support: nothing to read flags against
                 continue
             spec = compiler_spec(cid)
+            make = functools.partial(build_feature, family=fam, machine=machine, spec=spec, family_reason=None,
+                                     version=version)
             made: dict[str, Feature] = {}
+            builtin = {r.name: r for r in builtin_rows(fam)}
+            resolved: dict[str, Feature] = {}
             for name in wanted:
-                closure = _closure(raw, made, name, functools.partial(build_feature, family=fam, machine=machine,
-                                                                        spec=spec, family_reason=None,
-                                                                        version=version))
+                closure = _closure(raw, made, name, make)
                 f = closure[0]
                 if f.disabled or not f.runtime:
                     continue
                 flags = set(f.flags) if own_only else {x for c in closure for x in c.flags}
                 have = union_recipes(c.runtime for c in closure)
                 for b in known:
-                    if set(b.flags) <= flags and not covers(have, b.runtime):
-                        found = out.setdefault(name, {}).setdefault(machine, [])
-                        found += [] if b in found else [b]
+                    if not set(b.flags) <= flags:
+                        continue
+                    for e in _closure(builtin, resolved, b.name, make) if as_targets else [b]:
+                        if e.runtime and not e.disabled and not covers(have, e.runtime):
+                            found = out.setdefault(name, {}).setdefault(machine, [])
+                            found += [] if e in found else [e]
     return out
 
 
@@ -243,8 +252,10 @@ def widen_runtime(fam: str, rows: tuple[Row, ...]) -> tuple[Row, ...]:
     """The rows, each row with an inherited run-time test that misses what its flags enable replaced by one whose
     test checks it too (LEVEL3 like AVX2 with ``-mfma``: AVX2's bit and FMA3's)."""
     inherited = [r.name for r in rows if r.runtime_of]
-    for own_only in (True, False):  # first what a row's own flags enable, then what its closure's still miss
-        gaps = runtime_gaps(fam, rows, own_only, inherited)
+    # first the features of a row's own switches; then, with the rows it implies widened, what its closure's
+    # switches enable as the built-in targets of those features are tested (their implications too)
+    for own_only in (True, False):
+        gaps = runtime_gaps(fam, rows, own_only, inherited, as_targets=not own_only)
         rows = tuple(_widened(fam, r, gaps[r.name]) if r.name in gaps else r for r in rows)
     return rows
 
@@ -271,15 +282,15 @@ def describe_gap(name: str, missing: Mapping[str, list[Feature]]) -> str:
 
 
 def reads_flags(table: Table, name: str) -> bool:
-    """Must the compiler say what ``name``'s flags enable?  Yes for a row that is not the built-in one and has a
-    flag no built-in feature has as its own instruction-set switch (``-march=haswell``, ``-msse4``, ``/arch:AVX2``):
-    the rules above read only those switches.  A built-in row states its implications itself."""
+    """Must the compiler say what ``name``'s flags enable?  Yes for every row with flags that is not the built-in
+    one as the table states it, whatever their spelling (``-mavx2 -mfma``, ``-march=haswell``, ``-msse4``,
+    ``/arch:AVX2``): the widening above reads a row's flags against the built-in rows' own switches, and the
+    compiler's predefined macros under the flags are the fact it is checked against.  A built-in row states its
+    implications itself, and the tests hold them to it."""
     feat, own = table.features[name], table.builtin().features.get(name)
     if own is not None and own.flags == feat.flags and own.runtime == feat.runtime:
         return False
-    known = {x for b in _builtin(table.machine.family, table.machine.name, table.spec.id, table.version)
-             for x in b.flags}
-    return any(x not in known for x in feat.flags)
+    return bool(feat.flags)
 
 
 def enabled_gaps(table: Table, name: str, under_flags: Iterable[str], under_args: Iterable[str]) -> list[Feature]:

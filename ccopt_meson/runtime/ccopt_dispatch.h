@@ -2,8 +2,8 @@
  * ccopt_dispatch.h: macros for dispatch sources and their callers.
  *
  * A dispatch source (say dot.dispatch.c) is compiled once per target with the
- * per-target args (which define CCOPT_TARGET); inside it, CCOPT_FN(dot) names
- * that target's version (dot_AVX2, dot_FMA3__AVX2, dot_BASELINE).
+ * per-target args (which define CCOPT_TARGET and CCOPT__TARGET_WITH); inside it,
+ * CCOPT_FN(dot) names that target's version (dot_AVX2, dot_FMA3__AVX2, dot_BASELINE).
  *
  * A caller includes the generated "dot.dispatch.h" and names that source in
  * every macro, by the header's name with '.' turned into '_' (dot_dispatch):

@@ -228,7 +228,8 @@ def make_target(det: Detection, members: Sequence[str], extra: Sequence[str] = (
     # The baseline's flags go in too: a target build is the baseline plus more.  On ARM this
     # merges -march=...+ext of both, where the later flag alone would drop the baseline's.
     flags = table.flags_for(members if covered else [*det.baseline, *members])
-    args = [*flags, *det.defines(members), *extra, det.define(det.spelling("target", target=name))]
+    args = [*flags, *det.defines(members), *extra, *_target_with(det, name),
+            det.define(det.spelling("target", target=name))]
     # The run-time library judges features by the GCC graph; a compiler whose flag for a member
     # also enables more (Intel's FMA3 is -march=core-avx2, MSVC's AVX512F is /arch:AVX512) needs
     # those checked too, or the version could run on a CPU without them (SIGILL).
@@ -253,7 +254,15 @@ def guard(det: Detection | None, t: Target) -> tuple[str, ...]:
 
 
 def baseline_target(det: Detection, extra: Sequence[str] = ()) -> Target:
-    return Target("BASELINE", (), (*det.baseline_args(), *extra, det.define(det.spelling("baseline"))))
+    return Target("BASELINE", (), (*det.baseline_args(), *extra, *_target_with(det, "BASELINE"),
+                                   det.define(det.spelling("baseline"))))
+
+
+def _target_with(det: Detection, name: str) -> list[str]:
+    """The define that hands a version's target name to the style's headers unexpanded (``target_with`` in
+    ``data/macros.json``), for a style that has one."""
+    style = macro_style(det.request.macros.style)
+    return [det.define(det.spelling("target_with", target=name))] if "target_with" in style else []
 
 
 def policy_args(det: Detection, policies: frozenset[str]) -> list[str]:

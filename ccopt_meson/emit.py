@@ -128,7 +128,7 @@ def dispatch_header(source: str, targets: Sequence[Target], origin: str = "the @
         f"CCOPT__EXPAND(CB(({c}), {name}, __VA_ARGS__))" for c, name in checks])
     if has_base:
         lines += [f"#define {pre}_BASE(CB, ...) CCOPT__EXPAND(CB(1, BASELINE, __VA_ARGS__))",
-                  f"#define {pre}_FALLBACK(NAME) CCOPT__CAT(NAME, BASELINE)",
+                  f"#define {pre}_FALLBACK(NAME) NAME##_BASELINE",
                   f'#define {pre}_FALLBACK_NAME "BASELINE"']
     else:
         lines += [f"#define {pre}_BASE(CB, ...)", f"#define {pre}_FALLBACK(NAME) 0",

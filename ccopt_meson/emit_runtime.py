@@ -23,6 +23,7 @@ import textwrap
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
+from . import schema
 from .digest import data_digest, provenance
 from .errors import TableError
 from .tables import Machine, Project, Table, families, machines, macro_name, reference_compiler, table_for
@@ -33,7 +34,13 @@ __all__ = ["HEADER_NAME", "FEATURE_ID", "FEATURE_BASE", "runtime_table_header", 
 HEADER_NAME = "ccopt_cpu_table.h"
 # Runtime implications are hardware facts: the reference compiler's table (compilers.json) states
 # them without the per-compiler flag bundling (MSVC's /arch:AVX2 makes FMA3 imply AVX2, say).
-_REGS = ("eax", "ebx", "ecx", "edx")
+# What a recipe may hold, its value ranges included, is the schema's 'runtime_recipe' (data/schema.json), which
+# every recipe is checked against before it is written; the table's C types hold every value it accepts
+# (tests/test_runtime.py compiles its bounds).  The registers, in the schema's order, are numbered as
+# ccopt_cpu.c's cpuid results are (0 eax ... 3 edx).
+_RECIPE = "runtime_recipe"
+_REGS: tuple[str, ...] = tuple(
+    schema.schema_file("schema.json")["definitions"][_RECIPE]["properties"]["cpuid"]["items"]["prefixItems"][2]["enum"])
 _METHODS = ("cpuid", "auxv", "sysctl", "win_pf", "xcomp_perm")
 # Microarchitecture levels (x86-64-v2 ...) are ordinary features named <ARCH>_V<n>.
 _LEVEL = re.compile(r"_V[0-9]+$")
@@ -84,21 +91,13 @@ def _machine_condition(m: Machine) -> str:
     return " && ".join(parts) if parts else "0"
 
 
-def _cpuid_bits(recipe: Mapping[str, Any], where: str) -> list[_CpuidBit]:
-    bits: list[_CpuidBit] = []
-    for entry in recipe.get("cpuid", ()):
-        leaf, subleaf, reg, bit = entry
-        if reg not in _REGS or not 0 <= bit < 32 or not 0 <= leaf < 2**32 or not 0 <= subleaf < 2**32:
-            raise TableError(f"{where}: bad cpuid entry {entry!r}")
-        bits.append(_CpuidBit(leaf, subleaf, _REGS.index(reg), bit))
-    return bits
+def _cpuid_bits(recipe: Mapping[str, Any]) -> list[_CpuidBit]:
+    return [_CpuidBit(leaf, subleaf, _REGS.index(reg), bit) for leaf, subleaf, reg, bit in recipe.get("cpuid", ())]
 
 
-def _mask(bits: Iterable[int], where: str) -> int:
+def _mask(bits: Iterable[int]) -> int:
     out = 0
     for b in bits:
-        if not 0 <= b < 64:
-            raise TableError(f"{where}: hwcap bit {b} out of range")
         out |= 1 << b
     return out
 
@@ -191,22 +190,18 @@ class _MachineData:
     levels: list[str] = field(default_factory=list)
 
     def add_feature(self, name: str, runtime: Mapping[str, Any], closure: Sequence[str], level: bool) -> None:
-        where = f"{self.name}: {name}"
         rt = runtime
-        cpuid_bits = _cpuid_bits(rt, where)
+        schema.check(rt, "schema.json", _RECIPE, f"{self.name}: {name}: runtime")
+        cpuid_bits = _cpuid_bits(rt)
         for b in cpuid_bits:
             if (b.leaf, b.subleaf) not in self.leaves:
                 self.leaves.append((b.leaf, b.subleaf))
-        hwcap = _mask(rt.get("hwcap", ()), where)
-        hwcap2 = _mask(rt.get("hwcap2", ()), where)
+        hwcap = _mask(rt.get("hwcap", ()))
+        hwcap2 = _mask(rt.get("hwcap2", ()))
         win_pf = rt.get("win_pf", 0)
-        if "win_pf" in rt and win_pf <= 0:
-            raise TableError(f"{where}: win_pf must be positive")
         used = {"cpuid": "cpuid" in rt, "auxv": "hwcap" in rt or "hwcap2" in rt,
                 "sysctl": "sysctl" in rt, "win_pf": "win_pf" in rt, "xcomp_perm": "xcomp_perm" in rt}
         xcomp = rt.get("xcomp_perm", 0)
-        if "xcomp_perm" in rt and not 0 < xcomp < 64:
-            raise TableError(f"{where}: xcomp_perm must be an XSTATE component number (1..63)")
         for key, flag in used.items():
             self.uses[key] = self.uses[key] or flag
         sysctl = _c_string(rt["sysctl"]) if "sysctl" in rt else "NULL"

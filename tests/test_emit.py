@@ -208,7 +208,10 @@ def test_every_macro_the_headers_read_is_spelled_by_macros_json() -> None:
 
     ccopt = macros_data()["styles"]["ccopt"]
     dispatch_h = (ROOT / "ccopt_meson" / "runtime" / "ccopt_dispatch.h").read_text()
-    assert f"#ifdef {macro_name('target', target='X')}\n" in dispatch_h
+    assert f"#if defined({macro_name('target_with', target='X')})\n" in dispatch_h
+    assert f"#elif defined({macro_name('target', target='X')})\n" in dispatch_h
+    callee = ccopt["target_with"].format(prefix=ccopt["prefix"], target="X").split("=", 1)[1]
+    assert f"#define {callee.split('(')[0]}(TARGET, CB, NAME) " in dispatch_h and callee.endswith("(X,")
     assert f"{macro_name('source', id='')}##SRC##_##PART" in dispatch_h
     cpu_h = (ROOT / "ccopt_meson" / "runtime" / "ccopt_cpu.h").read_text()
     assert macro_name("have", name="<NAME>") in cpu_h

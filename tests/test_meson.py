@@ -673,32 +673,42 @@ def test_a_features_file_that_is_a_fifo_is_one_error_line_not_a_hang(tmp_path: P
         r.stdout[-2000:]
 
 
-# tests/projects/namespace: each feature a level above the one before, named like a fixed identifier of the
-# run-time (its macros, knobs and include guards); masking a name picks the one below it
-NAMESPACE_LEVELS = ["NRECIPES", "NAMES_TEXT_MAX", "BASELINE_OPTION", "MACHINE", "MAX_FEATURE", "H", "API", "TABLE_H",
-                    "TABLE_DATA", "CHECK_BASELINE"]
+# Features each a level above the one before (the built-in rows SSE3 .. BMI2 in both projects), so masking a name
+# picks the one below it: tests/projects/namespace names them like fixed identifiers of the run-time (its macros,
+# knobs and include guards), tests/projects/libc_names like macros of the C library its sources include (EOF is
+# (-1), NULL ((void *)0)) and like ccopt's own dispatch macros.
+LEVELS = {
+    "namespace": ["NRECIPES", "NAMES_TEXT_MAX", "BASELINE_OPTION", "MACHINE", "MAX_FEATURE", "H", "API", "TABLE_H",
+                  "TABLE_DATA", "CHECK_BASELINE"],
+    "libc_names": ["EOF", "NULL", "BUFSIZ", "SIZE_MAX", "INT_MAX", "ERANGE", "EXIT_FAILURE", "NRECIPES",
+                   "CCOPT_TARGET", "CCOPT_FN"],
+}
 
 
 @pytest.mark.skipif(os.uname().machine != "x86_64", reason="the features are x86 ones")
-def test_feature_names_spelled_like_the_run_times_own_identifiers_compile_and_are_picked(tmp_path: Path) -> None:
-    """Every generated file (the run-time table, the dispatch and config headers, ccopt-cpu-info) compiles with
-    them, and on a CPU that has a feature (here, or one qemu models) its version is the one picked."""
-    b = Build(tmp_path, project(tmp_path, "namespace"))
+@pytest.mark.parametrize("name", sorted(LEVELS))
+def test_feature_names_spelled_like_c_library_macros_or_the_run_times_identifiers_compile_and_are_picked(
+        tmp_path: Path, name: str) -> None:
+    """Every generated file (the run-time table, the dispatch and config headers, the versions' args,
+    ccopt-cpu-info) compiles with them, and on a CPU that has a feature (here, or one qemu models) its version is
+    the one picked; the run-time, the generated header and every dispatch macro agree on each name."""
+    levels = LEVELS[name]
+    b = Build(tmp_path, project(tmp_path, name))
     b.meson_cmd("setup", str(b.dir))
     b.ninja()
     info = subprocess.run([str(b.dir / "subprojects" / "ccopt-meson" / "ccopt-cpu-info"), "--json"],
                           capture_output=True, text=True, check=True, env=clean_env())
-    assert list(json.loads(info.stdout)["features"]) == ["SSE2", *NAMESPACE_LEVELS]
+    assert list(json.loads(info.stdout)["features"]) == ["SSE2", *levels]
     exe = str(b.dir / "level")
     flags = set(Path("/proc/cpuinfo").read_text().split())
     if {"avx2", "bmi2", "fma", "f16c"} <= flags:
-        for name, above in zip(NAMESPACE_LEVELS, [*NAMESPACE_LEVELS[1:], ""]):
+        for level, above in zip(levels, [*levels[1:], ""]):
             out = subprocess.run([exe], capture_output=True, text=True,
                                  env=clean_env(CCOPT_DISABLE_CPU_FEATURES=above))
-            assert (out.returncode, out.stdout.split()[:2]) == (0, ["picked", name]), out.stdout + out.stderr
-            assert f"{name}=1" in out.stdout and (not above or f"{above}=0" in out.stdout), out.stdout
+            assert (out.returncode, out.stdout.split()[:2]) == (0, ["picked", level]), out.stdout + out.stderr
+            assert f"{level}=1" in out.stdout and (not above or f"{above}=0" in out.stdout), out.stdout
     qemu = need("qemu-x86_64-static")
-    for cpu, picked in [("Haswell", "CHECK_BASELINE"), ("SandyBridge", "H"), ("qemu64", "NRECIPES")]:
+    for cpu, picked in [("Haswell", levels[-1]), ("SandyBridge", levels[5]), ("qemu64", levels[0])]:
         out = subprocess.run([qemu, "-cpu", cpu, exe], capture_output=True, text=True, env=clean_env())
         assert (out.returncode, out.stdout.split()[:2]) == (0, ["picked", picked]), (cpu, out.stdout, out.stderr)
 

@@ -1,5 +1,6 @@
 """The rules every feature row follows (ccopt_meson/rules.py), whichever input stated it: the findings of the fifth
-adversarial pass (issue 32), each named after its number, and property tests over generated feature sets."""
+adversarial pass (issue 32), each named after the behaviour it keeps (docs/explanation/robustness.md maps the
+findings' numbers, F1 .. F25, to these tests), and property tests over generated feature sets."""
 
 from __future__ import annotations
 
@@ -60,7 +61,7 @@ def test_the_checker_names_the_built_in_table_of_a_bad_row() -> None:
 
 
 @pytest.mark.parametrize("pattern", ["(", "[a-", "a)", "*x"])
-def test_f1_a_pattern_that_is_not_a_regex_is_one_line(tmp_path: Path, pattern: str) -> None:
+def test_a_pattern_that_is_not_a_regex_is_one_error_line(tmp_path: Path, pattern: str) -> None:
     """flags_replace / a detect item's replaces that is not a regex was a traceback at configure or at targets."""
     for fields in ({"flags_replace": pattern}, {"detect": [{"name": "P", "replaces": pattern}]}):
         with pytest.raises(InputError, match=r"feature_set.x86: P's .* is not a regular expression") as exc:
@@ -68,7 +69,7 @@ def test_f1_a_pattern_that_is_not_a_regex_is_one_line(tmp_path: Path, pattern: s
         assert "\n" not in str(exc.value)
 
 
-def test_f2_a_row_named_like_a_multi_target_is_refused(tmp_path: Path) -> None:
+def test_a_row_named_like_a_multi_target_is_refused(tmp_path: Path) -> None:
     """A feature_set row P__Q merged with the target (P Q) into one library compiled with P__Q's flags."""
     doc = _set(_row("P", 1), _row("Q", 2, like="SSE3"), _row("P__Q", 3, like="AVX512F"))
     with pytest.raises(InputError, match=r"'P__Q' does not match|not a feature name"):
@@ -76,14 +77,14 @@ def test_f2_a_row_named_like_a_multi_target_is_refused(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("keyword", ["NONE", "MIN", "MAX", "NATIVE", "DETECT", "BASELINE"])
-def test_f3_a_keyword_cannot_be_retired(tmp_path: Path, keyword: str) -> None:
+def test_a_keyword_cannot_be_retired(tmp_path: Path, keyword: str) -> None:
     """"retired": {"NONE": "L3"} turned cpu-baseline=none into an AVX2 baseline without a word."""
     doc = _set(_row("L2", 1), _row("L3", 2, like="AVX2"), retired={keyword: "L3"})
     with pytest.raises(InputError, match=f"retired: '{keyword}' is a keyword"):
         project.load(_write(tmp_path, doc))
 
 
-def test_f9_a_like_row_keeps_the_built_in_rows_machine_overrides() -> None:
+def test_a_like_row_keeps_the_built_in_rows_machine_overrides() -> None:
     """{"name": "NEON", "like": "NEON"} copied armv7's -mfpu=neon to aarch64, which refuses it: no SIMD at all."""
     proj = project.load(FIXTURE)
     aarch64 = tables.table_for("aarch64", "gcc", proj)
@@ -92,7 +93,7 @@ def test_f9_a_like_row_keeps_the_built_in_rows_machine_overrides() -> None:
 
 
 @pytest.mark.parametrize("pattern", ["-(m+)+$", "(A+)+C", "(a|aa)*b", "a*a*b", "(a)\\1", "a{1,99}", "(?=a)a"])
-def test_f10_a_pattern_that_can_take_exponential_time_is_refused(tmp_path: Path, pattern: str) -> None:
+def test_a_pattern_that_can_take_exponential_time_is_refused(tmp_path: Path, pattern: str) -> None:
     """flags_replace '-(m+)+$' against a long flag hung configure past SIGTERM; replaces '(A+)+C' hung targets."""
     assert rules.unsafe_pattern(pattern)
     with pytest.raises(InputError, match="feature_set.x86: P's flags_replace"):
@@ -101,11 +102,11 @@ def test_f10_a_pattern_that_can_take_exponential_time_is_refused(tmp_path: Path,
 
 @pytest.mark.parametrize("pattern", [".*SSE.*", ".*", "NEON.*", ".*vsx", ".*[mcpu=|vsx].*", ".*(?:mcpu=|vsx).*",
                                      "VSX", "VX.*"])
-def test_f10_numpys_patterns_are_accepted(pattern: str) -> None:
+def test_numpys_flag_patterns_are_not_taken_for_exponential_ones(pattern: str) -> None:
     assert rules.unsafe_pattern(pattern) == ""
 
 
-def test_f15_a_like_rows_run_time_test_covers_what_its_flags_enable() -> None:
+def test_a_like_rows_run_time_test_covers_what_its_flags_enable() -> None:
     """LEVEL3 like AVX2 with -mfma was picked on the AVX2 bit alone; its FMA code died under Haswell,-fma."""
     proj = project.load(FIXTURE)
     t = tables.table_for("x86_64", "gcc", proj)
@@ -117,7 +118,7 @@ def test_f15_a_like_rows_run_time_test_covers_what_its_flags_enable() -> None:
 @pytest.mark.skipif(os.uname().machine != "x86_64", reason="the levels are x86 features, run under qemu-x86_64")
 @pytest.mark.parametrize(("cpu", "level"), [("Haswell", "LEVEL3"), ("Haswell,-fma", "LEVEL2"),
                                             ("Haswell,-bmi2", "LEVEL2"), ("Nehalem", "LEVEL2")])
-def test_f15_under_qemu_a_cpu_without_fma_falls_back(tmp_path: Path, cpu: str, level: str) -> None:
+def test_under_qemu_a_cpu_without_fma_falls_back_to_the_level_below(tmp_path: Path, cpu: str, level: str) -> None:
     """The fixture's run-time, built from its features file, on emulated CPUs: LEVEL3 (-mfma, -mbmi2, ...) is picked
     only where every instruction set its flags enable is there (it was picked under Haswell,-fma)."""
     emit_runtime.write_table(tmp_path, project=project.load(FIXTURE))
@@ -129,21 +130,21 @@ def test_f15_under_qemu_a_cpu_without_fma_falls_back(tmp_path: Path, cpu: str, l
     assert json.loads(out)["level"] == level
 
 
-def test_f15_a_stated_run_time_test_that_misses_a_flag_is_refused(tmp_path: Path) -> None:
+def test_a_stated_run_time_test_that_misses_a_flag_is_refused(tmp_path: Path) -> None:
     row = _row("L3", 1, like="AVX2", flags={"gnu": ["-mavx2", "-mfma"]}, runtime={"*": {"cpuid": [[7, 0, "ebx", 5]]}})
     with pytest.raises(InputError, match=r"L3's flags enable .*FMA3.* \(.*-mfma.*\) on x86_64, which its run-time "
                        "test does not check"):
         project.load(_write(tmp_path, _set(row)))
 
 
-def test_f15_an_override_that_adds_flags_widens_the_inherited_test(tmp_path: Path) -> None:
+def test_an_override_that_adds_flags_widens_the_inherited_run_time_test(tmp_path: Path) -> None:
     """numpy 2.2's AVX2 compiles with -maes -mpclmul -mbmi -mbmi2: its test checks those bits too."""
     doc = {"override": {"x86": [{"name": "AVX2", "flags": {"gnu": ["-mavx2", "-mbmi2"]}}]}}
     t = tables.table_for("x86_64", "gcc", project.load(_write(tmp_path, doc)))
     assert [7, 0, "ebx", 8] in t.get("AVX2").runtime["cpuid"]
 
 
-def test_f22_a_retired_name_in_a_target_list_stands_for_its_successor() -> None:
+def test_a_retired_name_in_a_target_list_stands_for_its_successor() -> None:
     """With "retired": {"AVX": "LEVEL3"}, cpu-dispatch=avx was mapped but 'k.c: baseline AVX' was unknown."""
     proj = project.load(FIXTURE)
     assert proj is not None
@@ -155,7 +156,7 @@ def test_f22_a_retired_name_in_a_target_list_stands_for_its_successor() -> None:
 
 
 @pytest.mark.parametrize("runtime", [None, {"plan9": {"always": True}}])
-def test_f24_a_row_without_a_run_time_test_is_refused(tmp_path: Path, runtime: Any) -> None:
+def test_a_row_without_a_run_time_test_is_refused(tmp_path: Path, runtime: Any) -> None:
     """A row without like and runtime (or keyed by an OS) was compiled and dispatched, and never called."""
     row = {"name": "P", "interest": 1, "implies": [], "probe": "p.c", "flags": {"gnu": ["-mavx"]}}
     if runtime is not None:

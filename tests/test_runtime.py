@@ -683,19 +683,81 @@ def test_enabling_a_level_keeps_the_bare_isa_versions_it_executes(build: Builder
 # --------------------------------------------------------------------------- the table generator refuses bad data
 
 
-def test_runtime_table_generator_refuses_bad_data() -> None:
-    """Maintainer-facing: ``python -m ccopt_meson.emit_runtime`` checks the runtime recipes it turns into C."""
+def test_runtime_table_generator_refuses_a_string_it_cannot_write_as_a_c_literal() -> None:
     from ccopt_meson import emit_runtime as er
     from ccopt_meson.errors import TableError
 
     with pytest.raises(TableError, match=r"^refusing to emit 'a\"b' as a C string literal$"):
         er._c_string('a"b')
-    with pytest.raises(TableError, match=r"^x86_64: AVX2: bad cpuid entry \[7, 0, 'exx', 5\]$"):
-        er._cpuid_bits({"cpuid": [[7, 0, "exx", 5]]}, "x86_64: AVX2")
-    with pytest.raises(TableError, match="^aarch64: SVE: hwcap bit 64 out of range$"):
-        er._mask([3, 64], "aarch64: SVE")
-    with pytest.raises(TableError, match="^x86_64: AVX2: win_pf must be positive$"):
-        er._MachineData("x86_64").add_feature("AVX2", {"win_pf": 0}, [], False)
+
+
+def _recipe_bounds() -> list[tuple[str, int, int, Any]]:
+    """Every bounded integer of data/schema.json's runtime_recipe: (where, minimum, maximum, recipe of a value)."""
+    from ccopt_meson.schema import schema_file
+
+    out: list[tuple[str, int, int, Any]] = []
+    for key, node in schema_file("schema.json")["definitions"]["runtime_recipe"]["properties"].items():
+        if node.get("type") == "integer":
+            out.append((key, node["minimum"], node["maximum"], lambda v, key=key: {key: v}))
+        elif node.get("items", {}).get("type") == "integer":
+            item = node["items"]
+            out.append((f"{key}[]", item["minimum"], item["maximum"], lambda v, key=key: {key: [v]}))
+        for i, part in enumerate(node.get("items", {}).get("prefixItems", ())):
+            if part["type"] == "integer":
+                least = [p.get("minimum", (p.get("enum") or [None])[0]) for p in node["items"]["prefixItems"]]
+                out.append((f"{key}[][{i}]", part["minimum"], part["maximum"],
+                            lambda v, key=key, i=i, least=least: {key: [[*least[:i], v, *least[i + 1:]]]}))
+    return out
+
+
+RECIPE_BOUNDS = _recipe_bounds()
+
+
+@pytest.mark.parametrize("where,least,most,recipe", RECIPE_BOUNDS, ids=[b[0] for b in RECIPE_BOUNDS])
+def test_runtime_table_generator_takes_a_recipe_value_exactly_as_far_as_the_schema_does(
+        where: str, least: int, most: int, recipe: Any) -> None:
+    """The generator's limits are the schema's (data/schema.json, runtime_recipe): its bounds are written, one
+    past either is one TableError naming the value and the bound."""
+    from ccopt_meson import emit_runtime as er
+    from ccopt_meson.errors import TableError
+
+    data = er._MachineData("x86_64")
+    for value in (least, most):
+        data.add_feature("F", recipe(value), [], False)
+    for value, words in ((least - 1, f"is below {least}"), (most + 1, f"is above {most}")):
+        with pytest.raises(TableError, match=rf"^x86_64: G: runtime\.{where.split('[')[0]}.*: {value} {words}$"):
+            data.add_feature("G", recipe(value), [], False)
+    with pytest.raises(TableError, match=r"^x86_64: G: runtime\.cpuid\[0\]\[2\]: \"exx\" is not one of "):
+        data.add_feature("G", {"cpuid": [[7, 0, "exx", 5]]}, [], False)
+
+
+@pytest.mark.parametrize("cc", ["gcc", "gcc -m32", "x86_64-w64-mingw32-gcc"])
+def test_the_runtime_tables_c_types_hold_every_value_the_schema_accepts(tmp_path: Path, cc: str) -> None:
+    """A table whose recipes hold each bound of the schema compiles warning-free where long is 64 bits (Linux),
+    32 (Windows, LLP64) and int and long both 32 (i386): no value the schema accepts overflows its C field."""
+    from ccopt_meson import emit_runtime as er
+
+    compiler, *extra = cc.split()
+    tool = shutil.which(compiler)
+    if tool is None:
+        pytest.skip(f"{compiler} is not installed")
+    data = er._MachineData("x86_64")
+    names = [f"F{i}" for i in range(2 * len(RECIPE_BOUNDS))]
+    for i, (_, least, most, recipe) in enumerate(RECIPE_BOUNDS):
+        data.add_feature(names[2 * i], recipe(least), [], False)
+        data.add_feature(names[2 * i + 1], recipe(most), [], False)
+    out = er._Lines()
+    out.add("#include <stddef.h>", "enum ccopt_cpu_feature_id {",
+            *(f"    {er.FEATURE_ID.format(n)} = {i}," for i, n in enumerate(names)),
+            f"    CCOPT_CPU_MAX_FEATURE = {len(names)}", "};")
+    er._emit_common_data(out, {n: i for i, n in enumerate(names)}, lambda n: f"CCOPT_HAVE_{n}")
+    er._emit_machine(out, data)
+    out.add("const void *const used[] = {ccopt_cpu_names, ccopt_cpu_leaves, ccopt_cpu_cpuid_bits, ccopt_cpu_implies,",
+            "                            ccopt_cpu_recipes, ccopt_cpu_levels};")
+    (tmp_path / "t.c").write_text("\n".join(out.lines) + "\n")
+    r = subprocess.run([tool, *extra, *WARNINGS, "-Woverflow", "-fsyntax-only", str(tmp_path / "t.c")],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr[-3000:]
 
 
 # --- untrusted input, bounds and processes (docs/explanation/robustness.md section 9)

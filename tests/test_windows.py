@@ -255,7 +255,7 @@ def test_run_as_passes_arguments_and_a_spaced_program_path_intact(dot: Build, wi
 
 @ON_X86_64
 @pytest.mark.slow
-@pytest.mark.parametrize("name", ["consumer", "cxx_only", "fine_targets", "project_features"])
+@pytest.mark.parametrize("name", ["consumer", "cxx_only", "fine_targets", "libc_names", "project_features"])
 def test_fixture_projects_cross_build_and_pass_under_wine(tmp_path: Path, wine: dict[str, str], name: str) -> None:
     need(f"{MINGW64}-g++")
     b, _ = cross_build(tmp_path, name, wine)

@@ -106,6 +106,8 @@ CCOPT_CPU_API const char *ccopt_cpu_baseline_message(void);
 /* 1 when the feature is usable, after the environment masks; 0 otherwise,
  * including ids of other architectures and out-of-range ids.  Auto-initializes. */
 CCOPT_CPU_API int ccopt_cpu_have(int feature_id);
+/* NAME is pasted as written, never expanded: the generated dispatch headers' checks hand it every target's
+ * members, and a feature may be named like a macro of the C library (EOF). */
 #define CCOPT_CPU_HAVE(NAME) ccopt_cpu_have(CCOPT_CPU_F_##NAME)
 /* The id of a feature: CCOPT_CPU_ID(AVX2) is the enum constant CCOPT_CPU_F_AVX2.  Every identifier made
  * from a feature name begins CCOPT_CPU_F_ (or CCOPT_CPU_BASE_F_), where no fixed name of the run-time

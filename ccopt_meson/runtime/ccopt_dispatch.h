@@ -2,8 +2,8 @@
  * ccopt_dispatch.h: macros for dispatch sources and their callers.
  *
  * A dispatch source (say dot.dispatch.c) is compiled once per target with the
- * per-target args (which define CCOPT_TARGET); inside it, CCOPT_FN(dot) names
- * that target's version (dot_AVX2, dot_FMA3__AVX2, dot_BASELINE).
+ * per-target args (which define CCOPT_TARGET and CCOPT__TARGET_WITH); inside it,
+ * CCOPT_FN(dot) names that target's version (dot_AVX2, dot_FMA3__AVX2, dot_BASELINE).
  *
  * A caller includes the generated "dot.dispatch.h" and names that source in
  * every macro, by the header's name with '.' turned into '_' (dot_dispatch):
@@ -40,28 +40,40 @@
 #include "ccopt_cpu.h"
 
 #define CCOPT__EXPAND(X) X
-#define CCOPT__CAT2(A, B) A##_##B
-#define CCOPT__CAT(A, B) CCOPT__CAT2(A, B)
 /* the per-source macros of a generated header: CCOPT_SRC_<source>(PART) */
 #define CCOPT__SRC2(SRC, PART) CCOPT_SRC_##SRC##_##PART
 #define CCOPT__SRC(SRC, PART) CCOPT__SRC2(SRC, PART)
 
-#define CCOPT__STR2(X) #X
-#define CCOPT__STR(X) CCOPT__STR2(X)
-/* In a dispatch source: the target this build of it is for, as a name and as a string. */
-#ifdef CCOPT_TARGET
-#define CCOPT_FN(NAME) CCOPT__CAT(NAME, CCOPT_TARGET)
-#define CCOPT_TARGET_NAME CCOPT__STR(CCOPT_TARGET)
+/* A target's name is a feature's name, and a features file may name a feature like a macro of the C
+ * library (EOF, NULL, BUFSIZ, INT_MAX, ERANGE): a macro argument is expanded before it is substituted,
+ * unless it is an operand of ## or #, so a target name handed from macro to macro becomes (-1) on its way.
+ * Every macro here that makes a name or a string from a target name therefore pastes or stringizes the
+ * argument it was given, and hands on only what it made.
+ *
+ * In a dispatch source: the target this build of it is for, as a name and as a string.  A value given
+ * with -D is expanded when it is read, so CCOPT_TARGET=EOF cannot name dot_EOF; the version's args also
+ * define CCOPT__TARGET_WITH as the opening of a call, CCOPT__WITH_TARGET(EOF, (data/macros.json's
+ * 'target_with'), which CCOPT_FN and CCOPT_TARGET_NAME close: the name's first reader pastes it. */
+#define CCOPT__WITH_TARGET(TARGET, CB, NAME) CB(#TARGET, NAME##_##TARGET)
+#define CCOPT__VERSION_OF(STRING, VERSION) VERSION
+#define CCOPT__STRING_OF(STRING, VERSION) STRING
+#if defined(CCOPT__TARGET_WITH)
+#define CCOPT_FN(NAME) CCOPT__TARGET_WITH CCOPT__VERSION_OF, NAME)
+#define CCOPT_TARGET_NAME CCOPT__TARGET_WITH CCOPT__STRING_OF, CCOPT__UNUSED)
+#elif defined(CCOPT_TARGET)
+#error "CCOPT_TARGET is defined without CCOPT__TARGET_WITH: compile each version with all the args its target was given"
 #else
-#define CCOPT_FN(NAME) CCOPT__CAT(NAME, BASELINE)
+#define CCOPT_FN(NAME) CCOPT__WITH_TARGET(BASELINE, CCOPT__VERSION_OF, NAME)
 #define CCOPT_TARGET_NAME "BASELINE"
 #endif
 
-/* The version of NAME for TARGET, as a name: CCOPT_DISPATCH_VERSION(dot, AVX2) is dot_AVX2. */
-#define CCOPT_DISPATCH_VERSION(NAME, TARGET) CCOPT__CAT(NAME, TARGET)
+/* The version of NAME for TARGET, as a name: CCOPT_DISPATCH_VERSION(dot, AVX2) is dot_AVX2.  Both are
+ * pasted as given (a callback's TARGET reaches it expanded: paste it in the callback, as those below do). */
+#define CCOPT_DISPATCH_VERSION(NAME, TARGET) NAME##_##TARGET
 
 /* CB(CHECK, TARGET, ...) once per compiled version of SRC, highest first, BASELINE last (CHECK 1);
- * CHECK is the run-time test of that target. */
+ * CHECK is the run-time test of that target, TARGET its name as written: a CB that pastes or stringizes
+ * TARGET itself (##, #) works for every feature name, one that hands it to another macro expands it. */
 #define CCOPT_DISPATCH_FOREACH(SRC, CB, ...) \
     CCOPT__SRC(SRC, CALL)(CCOPT_CPU_HAVE, CB, __VA_ARGS__) CCOPT__SRC(SRC, BASE)(CB, __VA_ARGS__)
 /* The compiled targets of SRC as a string, highest first: "AVX512F AVX2 BASELINE". */
@@ -74,7 +86,7 @@
 /* The run-time check of one compiled target of SRC (its members and what the compiler's flags add):
  * CCOPT_DISPATCH_CHECK(pitch_dispatch, SSE41); BASELINE is 1.  A target SRC was not compiled for is a
  * compile error naming CCOPT_SRC_<SRC>_CHECK_<TARGET>. */
-#define CCOPT_DISPATCH_CHECK(SRC, TARGET) CCOPT__SRC(SRC, CCOPT__CAT(CHECK, TARGET))(CCOPT_CPU_HAVE)
+#define CCOPT_DISPATCH_CHECK(SRC, TARGET) CCOPT_SRC_##SRC##_CHECK_##TARGET(CCOPT_CPU_HAVE)
 
 /* The versions' linkage is their source's language: a C++ caller declares a C source's versions in
  * extern "C" (the generated header's LINK_BEGIN / LINK_END), a C++ source's with C++ linkage. */
@@ -85,11 +97,11 @@
 #define CCOPT__C_BEGIN
 #define CCOPT__C_END
 #endif
-#define CCOPT__DECL_CB(CHECK, TARGET, RET, NAME, PARAMS) RET CCOPT__CAT(NAME, TARGET) PARAMS;
+#define CCOPT__DECL_CB(CHECK, TARGET, RET, NAME, PARAMS) RET NAME##_##TARGET PARAMS;
 #define CCOPT_DISPATCH_DECLARE(SRC, RET, NAME, PARAMS) \
     CCOPT__SRC(SRC, LINK_BEGIN) CCOPT_DISPATCH_FOREACH(SRC, CCOPT__DECL_CB, RET, NAME, PARAMS) CCOPT__SRC(SRC, LINK_END)
 
-#define CCOPT__PICK_CB(CHECK, TARGET, NAME) (CHECK) ? CCOPT__CAT(NAME, TARGET) :
+#define CCOPT__PICK_CB(CHECK, TARGET, NAME) (CHECK) ? NAME##_##TARGET :
 #define CCOPT_DISPATCH_PICK(SRC, NAME) \
     (CCOPT__SRC(SRC, CALL)(CCOPT_CPU_HAVE, CCOPT__PICK_CB, NAME) CCOPT__SRC(SRC, FALLBACK)(NAME))
 
@@ -99,7 +111,7 @@
 
 /* The version for a target name known only at run time (a test, a benchmark, a user's choice):
  * 0 unless that target was compiled and this CPU runs it. */
-#define CCOPT__GET_CB(CHECK, TARGET, NAME, WANT) (strcmp((WANT), #TARGET) == 0 && (CHECK)) ? CCOPT__CAT(NAME, TARGET) :
+#define CCOPT__GET_CB(CHECK, TARGET, NAME, WANT) (strcmp((WANT), #TARGET) == 0 && (CHECK)) ? NAME##_##TARGET :
 #define CCOPT_DISPATCH_GET(SRC, NAME, TARGET_NAME) \
     (CCOPT_DISPATCH_FOREACH(SRC, CCOPT__GET_CB, NAME, TARGET_NAME) 0)
 

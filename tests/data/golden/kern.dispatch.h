@@ -19,7 +19,7 @@
 	CCOPT__EXPAND(CB((CHK(FMA3)&&CHK(AVX2)), FMA3__AVX2, __VA_ARGS__)) \
 	CCOPT__EXPAND(CB((CHK(SSE42)), SSE42, __VA_ARGS__))
 #define CCOPT_SRC_kern_dispatch_BASE(CB, ...) CCOPT__EXPAND(CB(1, BASELINE, __VA_ARGS__))
-#define CCOPT_SRC_kern_dispatch_FALLBACK(NAME) CCOPT__CAT(NAME, BASELINE)
+#define CCOPT_SRC_kern_dispatch_FALLBACK(NAME) NAME##_BASELINE
 #define CCOPT_SRC_kern_dispatch_FALLBACK_NAME "BASELINE"
 
 #endif /* CCOPT_SRC_kern_dispatch */

@@ -190,18 +190,21 @@ def setup(tree: Path, case: Case, fork: bool, extra: dict[str, str] | None = Non
 def compilers(case: Case) -> list[dict[str, str]]:
     """Each compiler of ``case``: its name, version and a hash of its predefined macros (``-E -dM``), which
     hold what it targets by default (a distribution's default ``-march``, ``-fcf-protection`` ...)."""
-    prepare_numpy.checkout()
-    from ccopt_meson.compiler import identify_id, parse_macro_dump, version_from_macros
-
     p = PLATFORMS[case.platform]
     out = []
     for tool, lang in ((p.cc, "c"), (p.cxx, "c++")):
         r = subprocess.run([tool, "-E", "-dM", "-x", lang, os.devnull], capture_output=True, text=True)
-        macros = parse_macro_dump(r.stdout)
         digest = hashlib.sha256("\n".join(sorted(r.stdout.splitlines())).encode()).hexdigest()[:16]
-        version = version_from_macros(identify_id(macros), macros)
-        out.append({"compiler": tool, "version": version, "predefined": digest})
+        out.append({"compiler": tool, "version": version_of(r.stdout), "predefined": digest})
     return out
+
+
+def version_of(macros: str) -> str:
+    """The version of gcc or clang (the platforms' compilers) from its predefined macros: ``12.2.0``."""
+    defined = dict(line.split(" ", 2)[1:] for line in macros.splitlines() if line.count(" ") >= 2)
+    keys = ("__clang_major__", "__clang_minor__", "__clang_patchlevel__") if "__clang__" in defined else (
+        "__GNUC__", "__GNUC_MINOR__", "__GNUC_PATCHLEVEL__")
+    return ".".join(defined.get(k, "?") for k in keys)
 
 
 def cpu_flags() -> str:

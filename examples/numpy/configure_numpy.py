@@ -120,10 +120,13 @@ OTHER_PLATFORMS = {
     "2.5.5": {"x86_64-clang": [(), ("-Dcpu-baseline=x86_v3",), ("-Dcpu-baseline=native",)],
               "aarch64": [(), ("-Dcpu-baseline=asimdhp",), (NONE,), ("-Dcpu-baseline=sve",),
                           ("-Dc_args=-march=armv8.2-a+fp16",), ("-Dc_args=-march=armv8-a",),
-                          ("-Dc_args=-march=armv8-a+crc",)],
+                          ("-Dc_args=-march=armv8-a+crc",), ("-Dc_args=-march=armv8-a+sve",),
+                          ("-Dc_args=-mcpu=neoverse-n1",), ("-Dc_args=-mcpu=neoverse-v1",)],
               "ppc64le": [(), ("-Dcpu-baseline=vsx3",), (NONE,)],
               "s390x": [(), ("-Dcpu-baseline=vxe",)], "i686": [(), ("-Dcpu-baseline=x86_v3",)]},
-    "2.2.6": {"x86_64-clang": [()], "aarch64": [(), (NONE,), ("-Dc_args=-march=armv8-a",)], "ppc64le": [(), (NONE,)], "s390x": [()], "i686": [()]},
+    "2.2.6": {"x86_64-clang": [()],
+              "aarch64": [(), (NONE,), ("-Dc_args=-march=armv8-a",), ("-Dc_args=-mcpu=neoverse-n1",)],
+              "ppc64le": [(), (NONE,)], "s390x": [()], "i686": [()]},
 }
 CASES = [Case(v, "x86_64-gcc", o) for v, opts in OPTIONS_X86.items() for o in opts] + [
     Case(v, p, o) for v, by in OTHER_PLATFORMS.items() for p, opts in by.items() for o in opts]

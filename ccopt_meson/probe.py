@@ -832,16 +832,20 @@ def built_alone(session: Session, table: Table, names: Iterable[str]) -> tuple[s
     """Those of ``names`` (features whose macros the user's args define) whose probe also builds under the user's
     args alone, without flags of ours: what numpy's fork's ``implicit`` detection asks of its test programs.  GCC 12
     defines the fp16 macros under ``-march=armv8-a+sve`` and still refuses arm_neon.h's fp16 intrinsics on that
-    armv8.0 base, so ASIMDHP is then not the baseline: it is dispatched, on a line of its own.  One compile, where
-    a name has flags of its own; none otherwise."""
+    armv8.0 base, so ASIMDHP is then not the baseline: it is dispatched, on a line of its own.  Asked only of a
+    feature whose flags meet the user's under a conflict rule (ours would replace theirs: ``-march=`` against
+    ``-march=``/``-mcpu=``); one compile for them all, none without them (``-march=haswell`` and AVX2's ``-mavx2``)."""
     names = list(names)
-    flagged = [n for n in names if n in table.features and table.features[n].flags]
-    if not flagged:
+    rules = [(re.compile(r["match"]), re.compile(r.get("fold_into", r["match"]))) for r in table.conflicts]
+    meets = [n for n in names if n in table.features and any(
+        ours.search(f) and any(ours.search(c) or host.search(c) for c in table.context)
+        for f in table.features[n].flags for ours, host in rules)]
+    if not meets:
         return tuple(names)
     bare = table._replace(features={n: f._replace(flags=()) for n, f in table.features.items()}, context=(),
                           lines=(), closures={})
-    outcomes = probe_features(session, bare, flagged)
-    return tuple(n for n in names if n not in flagged or outcomes.get(n, Outcome(False)).supported)
+    outcomes = probe_features(session, bare, meets)
+    return tuple(n for n in names if n not in meets or outcomes.get(n, Outcome(False)).supported)
 
 
 def _keeps(theirs: Mapping[str, str], ours: Mapping[str, str]) -> bool:

@@ -113,7 +113,7 @@ def keys(req: Request, baseline: str, dispatch: str, native: bool) -> tuple[str,
     from .digest import data_digest
     from .version import __version__
 
-    compiler = ("v3", __version__, data_digest(req.project), req.command, binary_identity(req.command),
+    compiler = ("v4", __version__, data_digest(req.project), req.command, binary_identity(req.command),
                 driver_programs(), tuple(map(tuple, compiler_environment())), req.args,
                 req.lang, req.compiler_id, req.compiler_version, req.cpu_family)
     request = (compiler, req.cross, baseline, dispatch, req.disable_optimization, req.debug_build, tuple(req.macros),
@@ -202,7 +202,7 @@ def _decode(doc: Any, project: Project | None, reader: bool = False) -> Stored:
         raise CacheError("verdicts without an architecture")
     probed = Probed(arch=p["arch"], compiler_id=p["compiler_id"], compiler_version=p["compiler_version"],
                     outcomes={n: Outcome(ok, reason) for n, (ok, reason) in p["outcomes"].items()},
-                    detected=tuple(p["detected"]), native=tuple(p["native"]))
+                    detected=tuple(p["detected"]), native=tuple(p["native"]), lines=tuple(p.get("lines", ())))
     return Stored(doc["key"], doc["probe_key"], req, probed)
 
 
@@ -324,7 +324,7 @@ def _encode(st: Stored) -> str:
         "request": _request_doc(r),
         "probed": {"arch": p.arch, "compiler_id": p.compiler_id, "compiler_version": p.compiler_version,
                    "outcomes": {n: [o.supported, o.reason] for n, o in sorted(p.outcomes.items())},
-                   "detected": sorted(p.detected), "native": sorted(p.native)},
+                   "detected": sorted(p.detected), "native": sorted(p.native), "lines": list(p.lines)},
     }
     try:  # never a file its own reader refuses
         schema.check(doc, "cache.schema.json", where="cache")

@@ -7,9 +7,9 @@ import re
 from ._record import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from typing import Any, Mapping, Sequence
+    from typing import Any, Collection, Iterable, Mapping, Sequence
 
-__all__ = ["normalize_flags", "mentions"]
+__all__ = ["normalize_flags", "plus_bases", "plus_parts", "mentions"]
 
 
 def _split_plus(flag: str) -> tuple[str, list[str]]:
@@ -24,7 +24,8 @@ def _carried(flags: Sequence[str], hits: Sequence[int], latest_first: bool) -> l
 
 
 def normalize_flags(flags: Sequence[str], conflicts: Sequence[Mapping[str, Any]],
-                    context: Sequence[str] = (), latest_first: bool = False) -> list[str]:
+                    context: Sequence[str] = (), latest_first: bool = False,
+                    lines: Collection[str] = ()) -> list[str]:
     """Drop duplicates and resolve conflicting flags, later flags winning.
 
     For each conflict rule only the last matching flag survives (``-march=``,
@@ -37,14 +38,16 @@ def normalize_flags(flags: Sequence[str], conflicts: Sequence[Mapping[str, Any]]
     flags before it).  The same to GCC; not the same text.
 
     ``context`` holds the user's own CPU-selecting flags, which come earlier on the
-    command line.  Additive ``+ext`` flags build on the user's base instead of
-    replacing it (``-march=armv8.4-a+crypto`` + ours ``-march=armv8.2-a+sve`` gives
-    ``-march=armv8.4-a+crypto+sve``) unless ours is a later architecture, which then is the
-    line, as on numpy's fork (``-march=armv8-a+crc`` + ours ``-march=armv8.2-a+fp16`` gives
-    ``-march=armv8.2-a+fp16``), and a ``fold_into`` rule moves our ``+ext``
+    command line.  ``lines`` holds the bases of our ``+ext`` flags (``-march=armv8.2-a``) that,
+    written after the user's flags, keep everything those enable (the compiler said so:
+    ``probe.architecture_lines``): such a flag is the line whole, as numpy's fork writes it after
+    the user's (``-mcpu=neoverse-n1`` or ``-march=armv8-a+crc``, then ``-march=armv8.2-a+fp16``).
+    Otherwise additive ``+ext`` flags build on the user's base instead of replacing it
+    (``-march=armv8.4-a+crypto`` + ours ``-march=armv8.2-a+sve`` gives
+    ``-march=armv8.4-a+crypto+sve``), and a ``fold_into`` rule moves our ``+ext``
     parts onto the user's flag of another kind (``-mcpu=neoverse-v1+sve``), since
-    gcc warns when ``-march`` and ``-mcpu`` disagree.  Level flags without ``+``
-    parts (``-march=arch13``, ``-mcpu=power10``) still win: they are the feature.
+    gcc warns when ``-march`` and ``-mcpu`` disagree and ``-march`` would lower that CPU.
+    Level flags without ``+`` parts (``-march=arch13``, ``-mcpu=power10``) still win: they are the feature.
     A flag equal to the user's own stays: the user's arguments are one language's
     (``c_args`` never reach a C++ line) while these flags may serve every language.
     """
@@ -55,17 +58,16 @@ def normalize_flags(flags: Sequence[str], conflicts: Sequence[Mapping[str, Any]]
     for rule in conflicts:
         pat = re.compile(rule["match"])
         hits = [i for i, f in enumerate(out) if pat.search(f)]
+        user = () if hits and _split_plus(out[hits[-1]])[0] in lines else context
         if "fold_into" in rule:
-            host = [c for c in context if re.search(rule["fold_into"], c)]
+            host = [c for c in user if re.search(rule["fold_into"], c)]
             if host and hits:
                 out = [f for i, f in enumerate(out) if i not in hits] + [
                     "+".join([host[-1], *_carried(out, hits, latest_first)])]
             continue
-        mine = [c for c in context if pat.search(c)]
+        mine = [c for c in user if pat.search(c)]
         if rule.get("merge_plus") and mine and hits and "+" in out[hits[-1]]:
             head, theirs = _split_plus(mine[-1])
-            if _later_arch(head, _split_plus(out[hits[-1]])[0]):  # ours replaces the user's, as later on the line
-                head, theirs = _split_plus(out[hits[-1]])[0], []
             exts = theirs + _carried(out, hits, latest_first)
             winner = "+".join([head, *(e for e in dict.fromkeys(exts) if e)])
             out = [winner if i == hits[-1] else f for i, f in enumerate(out) if i == hits[-1] or i not in hits]
@@ -80,19 +82,16 @@ def normalize_flags(flags: Sequence[str], conflicts: Sequence[Mapping[str, Any]]
     return out
 
 
-_ARCH_VERSION = re.compile(r"=armv(\d+)(?:\.(\d+))?-a$")  # Arm's architecture names: armv8-a, armv8.2-a, armv9-a
+def plus_bases(flags: Iterable[str], conflicts: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The bases (``-march=armv8.2-a``) of the ``+ext`` flags among ``flags`` that a merging rule joins with the
+    user's own: the lines ``normalize_flags`` may write whole after the user's, if the compiler agrees."""
+    merging = [re.compile(r["match"]) for r in conflicts if r.get("merge_plus") or "fold_into" in r]
+    return list(dict.fromkeys(_split_plus(f)[0] for f in flags if "+" in f and any(p.search(f) for p in merging)))
 
 
-def _later_arch(user: str, ours: str) -> bool:
-    """Is our ``-march=`` a later version of the Arm architecture than the user's?  Then ours is the feature's
-    line, whole: gcc 12 refuses the fp16 and dotprod intrinsics on an armv8.0 base (``-march=armv8-a+fp16``),
-    and numpy's fork writes ASIMDHP's ``-march=armv8.2-a+fp16`` after the user's flag, where the last one wins.
-    A user's later base (``armv8.4-a``) stays, with our ``+ext`` parts."""
-    mine, theirs = _ARCH_VERSION.search(user), _ARCH_VERSION.search(ours)
-    if mine is None or theirs is None:
-        return False
-    version = [(int(m.group(1)), int(m.group(2) or 0)) for m in (mine, theirs)]
-    return version[1] > version[0]
+def plus_parts(flags: Iterable[str]) -> list[str]:
+    """The ``+ext`` parts of ``flags``, each once, in order."""
+    return [e for e in dict.fromkeys(e for f in flags for e in _split_plus(f)[1]) if e]
 
 
 def mentions(text: str, flag: str) -> bool:

@@ -120,7 +120,7 @@ def _table(req: Request, probed: Probed) -> Table | None:
     if probed.arch is None:
         return None
     table = table_for(probed.arch, probed.compiler_id, req.project, probed.compiler_version)
-    return table.with_context(req.compile_args())
+    return table.with_context(req.compile_args(), probed.lines)
 
 
 def _policy(req: Request, compiler_id: str) -> Policy:
@@ -421,7 +421,7 @@ def _probe(req: Request, expr: Expressions, seed: Probed | None, runner: Runner 
 def _plan(req: Request, expr: Expressions, seed: Probed | None, runner: Runner | None,
           ahead: _Ahead | None) -> tuple[Probed, int]:
     from .compiler import id_from_program
-    from .probe import Scratch, Session, probe_features
+    from .probe import Scratch, Session, architecture_lines, built_alone, probe_features
 
     with Scratch(runner) as scratch:
         # Meson's id (or the one the program's name implies, or the reference's) drives the macro dump that
@@ -446,8 +446,16 @@ def _plan(req: Request, expr: Expressions, seed: Probed | None, runner: Runner |
         if uses(expr.baseline + expr.dispatch, "NATIVE") and not native:
             option = "cpu-baseline" if uses(expr.baseline, "NATIVE") else "cpu-dispatch"
             native = _native(session, table, req, option)
-        detected = tuple(seed.detected) if seed else tuple(sorted(_enabled_by(table, dict(cc.macros))))  # type: ignore[union-attr]
-        partial = Probed(arch, cid, version, {}, detected, tuple(sorted(native)))
+        if seed:
+            detected, lines = tuple(seed.detected), tuple(seed.lines)
+        else:
+            macros = dict(cc.macros)  # type: ignore[union-attr]
+            lines = architecture_lines(session, table, macros)
+            detected = built_alone(session, table, sorted(_enabled_by(table, macros))) if table.context else \
+                tuple(sorted(_enabled_by(table, macros)))
+        partial = Probed(arch, cid, version, {}, detected, tuple(sorted(native)), lines)
+        table = _table(req, partial)
+        assert table is not None
         names = _selected(req, expr, table, partial)
         outcomes = ahead.take(arch, cid, names) if ahead is not None else None
         spent = ahead.scratch.processes if ahead is not None else 0

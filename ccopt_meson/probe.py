@@ -47,7 +47,7 @@ from . import fsio, rules
 from ._record import TYPE_CHECKING, NamedTuple
 from .compiler import macro_satisfied, parse_macro_dump, program_prefix
 from .errors import CompilerError, InputError
-from .flags import mentions
+from .flags import mentions, plus_bases, plus_parts
 from .records import Outcome
 from .tables import DATA_DIR, PROBES_DIR, Table
 
@@ -800,6 +800,65 @@ def _check_flags(session: Session, table: Table, names: list[str], outcomes: dic
             outcomes[n] = Outcome(False, rules.describe_enabled_gap(n, table.features[n].flags, table.spec.id,
                                                                     missing))
     _prune(table, names, outcomes)
+
+
+def architecture_lines(session: Session, table: Table, args_macros: Mapping[str, str] | None) -> tuple[str, ...]:
+    """The bases of the rows' ``+ext`` flags (``-march=armv8.2-a``) whose line, written after the user's
+    CPU-selecting args, keeps what those enable, as the compiler says: with the ``+ext`` parts of every row (the
+    table's and the built-in ones) the user's args enable, it draws no diagnostic after them and defines every macro
+    they define, each number at least as high.  Then that base is the user's architecture or a later one, and our
+    flag is the line whole, as numpy's fork writes it (``-mcpu=neoverse-n1`` is ``-march=armv8.2-a+fp16+dotprod+crc``
+    to GCC 12; ``-march=armv8-a+crc`` is less than armv8.2-a); otherwise it would lower the user's CPU
+    (``-mcpu=neoverse-v1``: armv8.4-a; ``-march=armv8.4-a+crypto``), and our ``+ext`` parts build on the user's flag.
+    One macro dump per base, in parallel: a command line, not a ``#pragma GCC target``, which adds to the command
+    line's features where a later ``-march`` replaces them."""
+    if not table.context or not args_macros or not session.driver.get("macro_dump"):
+        return ()
+    bases = plus_bases((f for feat in table.features.values() if not feat.disabled for f in feat.flags),
+                       table.conflicts)
+    if not bases:
+        return ()
+    rows = [*table.features.values(), *table.builtin().features.values()]
+    enabled = [r for r in rows if r.macros and all(macro_satisfied(m, args_macros) for m in r.macros)]
+    exts = plus_parts(f for r in sorted(enabled, key=lambda r: (r.interest, r.name))
+                      for f in r.flags if plus_bases([f], table.conflicts))
+    lines = ["+".join([b, *exts]) for b in bases]
+    with _pool(session.scratch, max(1, min(len(lines), os.cpu_count() or 1))) as pool:
+        dumps = list(pool.map(lambda line: session.dump_macros([line])[0], lines))
+    return tuple(b for b, macros in zip(bases, dumps) if macros is not None and _keeps(args_macros, macros))
+
+
+def built_alone(session: Session, table: Table, names: Iterable[str]) -> tuple[str, ...]:
+    """Those of ``names`` (features whose macros the user's args define) whose probe also builds under the user's
+    args alone, without flags of ours: what numpy's fork's ``implicit`` detection asks of its test programs.  GCC 12
+    defines the fp16 macros under ``-march=armv8-a+sve`` and still refuses arm_neon.h's fp16 intrinsics on that
+    armv8.0 base, so ASIMDHP is then not the baseline: it is dispatched, on a line of its own.  Asked only of a
+    feature whose flags meet the user's under a conflict rule (ours would replace theirs: ``-march=`` against
+    ``-march=``/``-mcpu=``); one compile for them all, none without them (``-march=haswell`` and AVX2's ``-mavx2``)."""
+    names = list(names)
+    rules = [(re.compile(r["match"]), re.compile(r.get("fold_into", r["match"]))) for r in table.conflicts]
+    meets = [n for n in names if n in table.features and any(
+        ours.search(f) and any(ours.search(c) or host.search(c) for c in table.context)
+        for f in table.features[n].flags for ours, host in rules)]
+    if not meets:
+        return tuple(names)
+    bare = table._replace(features={n: f._replace(flags=()) for n, f in table.features.items()}, context=(),
+                          lines=(), closures={})
+    outcomes = probe_features(session, bare, meets)
+    return tuple(n for n in names if n not in meets or outcomes.get(n, Outcome(False)).supported)
+
+
+def _keeps(theirs: Mapping[str, str], ours: Mapping[str, str]) -> bool:
+    """Does ``ours`` define every macro of ``theirs``, each whole number at least at its value?"""
+    for name, value in theirs.items():
+        if name not in ours:
+            return False
+        try:
+            if int(ours[name].rstrip("uUlL"), 0) < int(value.rstrip("uUlL"), 0):
+                return False
+        except ValueError:  # not a number: defined is enough
+            continue
+    return True
 
 
 def read_macros(session: Session, wanted: Mapping[tuple[str, ...], Sequence[str]]

@@ -131,6 +131,9 @@ class Probed(NamedTuple):
     outcomes: Mapping[str, Outcome]
     detected: tuple[str, ...] = ()  # features the user's own flags already enable
     native: tuple[str, ...] = ()  # features the native flag enables (when 'native' was asked for)
+    # the bases of the rows' +ext flags (-march=armv8.2-a) whose line, after the user's CPU-selecting args, keeps
+    # all they enable (probe.architecture_lines): those are written whole, as numpy's fork writes them
+    lines: tuple[str, ...] = ()
 
 
 class CompilerInfo(NamedTuple):

@@ -519,6 +519,8 @@ class Table(NamedTuple):
     # header -> a macro it defines: clang's <vecintrin.h> has no include guard of its own
     header_guards: Mapping[str, str] = {}
     context: tuple[str, ...] = ()  # the user's CPU-selecting args (see normalize_flags)
+    # the bases of our +ext flags that, after the user's args, keep all those enable (probe.architecture_lines)
+    lines: tuple[str, ...] = ()
     project: Project | None = None  # the project features among these
     version: Version | None = None  # the compiler's, as the rows' version ranges read it (None: unknown)
 
@@ -580,12 +582,15 @@ class Table(NamedTuple):
             if f.flags_replace:  # matched at the start of a flag, as numpy's 'match'
                 flags = [x for x in flags if not re.match(f.flags_replace, x)]
             flags.extend(f.flags)
-        return normalize_flags(flags, self.conflicts, self.context, self.policies.plus_parts == "descending")
+        return normalize_flags(flags, self.conflicts, self.context, self.policies.plus_parts == "descending",
+                               self.lines)
 
-    def with_context(self, args: Sequence[str]) -> Table:
-        """This table, for a build whose own args pick a CPU (``-march=``, ``-mcpu=``, ...)."""
+    def with_context(self, args: Sequence[str], lines: Sequence[str] = ()) -> Table:
+        """This table, for a build whose own args pick a CPU (``-march=``, ``-mcpu=``, ...); ``lines``: the bases
+        of our ``+ext`` flags that the compiler says keep all those args enable (``probe.architecture_lines``)."""
         ctx = tuple(a for a in args if picks_cpu(a))
-        return self if ctx == self.context else self._replace(context=ctx)
+        found = tuple(lines) if ctx else ()
+        return self if (ctx, found) == (self.context, self.lines) else self._replace(context=ctx, lines=found)
 
     def detect_of(self, members: Iterable[str]) -> list[str]:
         """What the run-time tests before it calls a target of ``members`` (a project set's ``detect``): each

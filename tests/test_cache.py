@@ -793,7 +793,8 @@ def test_fifos_in_place_of_generated_headers_never_hang(tmp_path: Path, ref: Ref
 def _valid_document() -> dict[str, Any]:
     """A cache document as the helper writes it (FakeCompiler: some features fail, with reasons)."""
     det = detect(Request(command=("fakecc",), dispatch="max -xop"), runner=FakeCompiler(reject_flags=["-mavx512fp16"]))
-    probed = Probed(det.arch, det.compiler.id, det.compiler.version, det.outcomes, ("SSE", "SSE2"), ())
+    probed = Probed(det.arch, det.compiler.id, det.compiler.version, det.outcomes, ("SSE", "SSE2"), (),
+                    ("-march=armv8.2-a",))
     return json.loads(cache._encode(cache.Stored("a" * 64, "b" * 64, det.request, probed)))  # type: ignore[no-any-return]
 
 

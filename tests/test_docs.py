@@ -311,9 +311,10 @@ def test_numpy_cases_table_is_the_test_s_list() -> None:
 
 def test_numpy_cases_table_figures_are_the_recorded_fork_s() -> None:
     """Each row's figures, ``identical (53 objects, 5 targets)``, are those of the fork's recorded dump of
-    its case, and a row where both refuse is a case the fork refused (the ``native`` rows, which depend on
+    its case, a row saying ``differs`` is a case of the comparison test's ``DIFFERS``, and a row where both refuse
+    is a case the fork refused (the ``native`` rows, which depend on
     the CPU, have no record)."""
-    from .test_example_numpy import CASES, configure_numpy
+    from .test_example_numpy import CASES, DIFFERS, configure_numpy
 
     readme = (ROOT / "examples" / "numpy" / "README.md").read_text()
     table = readme.split("### Configuration: the cases compared", 1)[1].split("\n#", 1)[0]
@@ -324,7 +325,8 @@ def test_numpy_cases_table_figures_are_the_recorded_fork_s() -> None:
             continue
         dump = configure_numpy.read_record(configure_numpy.RECORDED / f"{case.id}.json.gz")["dump"]
         result = results[_numpy_case_row(case.version, case.platform, case.options)]
-        figures = re.match(r"identical \((\d+)(?: objects)?, (\d+)(?: targets)?\b", result)
+        figures = re.match(r"(?:identical|differs) \((\d+)(?: objects)?, (\d+)(?: targets)?\b", result)
+        assert result.startswith("differs") == (case.id in DIFFERS), f"{case.id}: {result}"
         if not dump["configured"]:
             assert result.startswith("both refuse"), case.id
             continue

@@ -217,9 +217,7 @@ def test_a_port_that_fails_leaves_no_unported_tree_under_the_ported_name(
 @pytest.mark.skipif(shutil.which("git") is None, reason="the port is applied with git")
 def test_a_port_that_succeeds_replaces_the_previous_tree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     dest = port_of_9_9_9(tmp_path, monkeypatch, applies=True)
-    import bench.projects
-
-    monkeypatch.setattr(bench.projects, "copy_repo", lambda where: where.mkdir(parents=True))
+    monkeypatch.setattr(prepare_numpy, "copy_checkout", lambda where: where.mkdir(parents=True))
     tree = prepare_numpy.prepare(dest, "9.9.9")
     assert tree == dest / "numpy-9.9.9" and [p.name for p in dest.iterdir()] == ["numpy-9.9.9"]
     assert (tree / "meson_cpu" / "meson.build").read_text() == "ported\n"
@@ -512,3 +510,26 @@ def test_fork_dump_says_when_no_record_matches_and_caches_what_it_configured(
     with pytest.warns(UserWarning):
         configure_numpy.fork_dump(case, tmp_path)  # from the cache now
     assert calls == ["2.5.5-s390x-defaults"]
+
+
+def test_the_example_uses_only_what_a_user_may_import() -> None:
+    """An example is a user: examples/numpy imports no module of the package but its public one (``__all__``),
+    and nothing of the repository's bench/ or tests/; it reaches the rest through the command line."""
+    import ast
+
+    import ccopt_meson
+
+    for path in sorted((ROOT / "examples" / "numpy").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Import):
+                names = [(a.name, None) for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names = [(node.module, a.name) for a in node.names]
+            else:
+                continue
+            for module, name in names:
+                top = module.split(".")[0]
+                assert top not in ("bench", "tests"), f"{path.name}:{node.lineno} imports {module}"
+                if top == "ccopt_meson":
+                    assert module == "ccopt_meson" and name in ccopt_meson.__all__, \
+                        f"{path.name}:{node.lineno} imports {module}.{name}, not the public API"

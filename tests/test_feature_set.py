@@ -368,21 +368,32 @@ def test_numpys_resolved_catalog_matches_its_golden_dump(version: str, capsys: p
 NUMPY_ARM = ["ASIMDHP", "ASIMDDP", "ASIMDFHM", "SVE"]
 
 
-@pytest.mark.parametrize(("args", "covered"), [
-    ("-march=armv8-a", ()), ("-march=armv8-a+crc", ()),
-    ("-march=armv8-a+sve", ("ASIMDHP", "SVE")),  # gcc's +sve defines the fp16 macros: detect keeps them
-    ("-mcpu=neoverse-n1", ("ASIMDHP", "ASIMDDP")),
+@pytest.mark.parametrize(("args", "covered", "line", "processes"), [
+    # the macro dump, the dump of -march=armv8.2-a after the user's flag, the batch, the merged flags' macros
+    ("-march=armv8-a", (), None, 4), ("-march=armv8-a+crc", (), None, 4),
+    # gcc's +sve defines the fp16 macros, but arm_neon.h's fp16 intrinsics fail on the armv8.0 base: as numpy's
+    # fork tests its programs under the user's flags, ASIMDHP and SVE are not the baseline (and the one compile of
+    # those probes under the user's args alone fails, so each is compiled apart)
+    ("-march=armv8-a+sve", (), None, 8),
+    # -mcpu=neoverse-n1 is armv8.2-a+fp16+dotprod to gcc: the baseline's line is -march=..., as the fork's, on C++
+    # lines too, where the user's c_args do not reach; one compile more: the detected probes under the user's args
+    ("-mcpu=neoverse-n1", ("ASIMDHP", "ASIMDDP"), "-march=armv8.2-a+dotprod+fp16", 5),
+    # armv8.4-a: -march=armv8.2-a would lower it (gcc: "switch conflicts"); our +ext parts go onto the -mcpu
+    ("-mcpu=neoverse-v1", ("ASIMDHP", "ASIMDDP", "ASIMDFHM", "SVE"), "-mcpu=neoverse-v1+sve+fp16fml+dotprod+fp16", 5),
 ])
-def test_numpys_arm_targets_under_a_packagers_march(args: str, covered: tuple[str, ...]) -> None:
+def test_numpys_arm_targets_under_a_packagers_march(args: str, covered: tuple[str, ...], line: str | None,
+                                                    processes: int) -> None:
     """With -Dc_args=-march=armv8-a numpy's fork dispatched ASIMDHP ASIMDDP ASIMDFHM SVE and the port nothing,
     silently: +fp16 went onto the user's armv8.0 base, where gcc 12 refuses the intrinsics.  Every numpy arm
-    target is built again, in the baseline (what the user's flag enables) or dispatched, in 3 processes."""
+    target is built again, in the baseline (what the user's flag enables and builds) or dispatched, each on the
+    fork's line where the compiler says it keeps what the user's flag enables."""
     cc = need("aarch64-linux-gnu-gcc")
     proj = project.load(ROOT / "examples" / "numpy" / "2.5.5" / "ccopt-numpy.json")
     det = detect(Request(command=(cc,), args=(args,), project=proj, cross=True))
     assert [n for n in NUMPY_ARM if n in det.baseline] == list(covered)
     assert sorted(det.dispatch) == sorted(n for n in NUMPY_ARM if n not in covered), det.notes
-    assert det.probes == 3 and not [n for n in det.notes if n.startswith("warning: ")]
+    assert det.baseline_flags() == ([line] if line else [])
+    assert det.probes == processes and not [n for n in det.notes if n.startswith("warning: ")]
 
 
 def test_a_target_the_users_cpu_cannot_build_is_named() -> None:

@@ -24,6 +24,7 @@ from .helpers import (
     fakecc,
     future_schema,
     good_source,
+    kv,
     one_error,
     run_targets,
     set_path,
@@ -689,3 +690,19 @@ def test_every_listed_target_the_build_drops_is_one_note_with_why(tmp_path: Path
     notes = [line for line in r.stderr.splitlines() if "dropped" in line]
     assert notes == ["ccopt-meson: note: targets: SSE2 dropped from k.dispatch.c: the baseline covers it: its code "
                      "runs in the BASELINE version"]  # ASIMD: another machine's name, not a drop
+
+
+def test_a_target_the_users_cpu_keeps_from_building_is_one_warning_line(tmp_path: Path) -> None:
+    """meson.build shows configure's 'warning' line with warning(): one line naming each target the user's
+    -mcpu keeps from building (ASIMDHP and ASIMDDP under the armv8.0 cortex-a53) and why."""
+    cc = need("aarch64-linux-gnu-gcc")
+    r = cli("configure", "--lang", "c", "--output-dir", str(tmp_path), "--compiler-id", "gcc", "--cpu-family",
+            "aarch64", "--cross", "yes", "--dispatch", "asimdhp asimddp", "--arg", "-mcpu=cortex-a53",
+            f"--cc-arg={cc}")
+    assert r.returncode == 0, r.stderr
+    warning = [line for line in r.stdout.splitlines() if line.startswith("warning\t")]
+    assert len(warning) == 1, r.stdout
+    assert kv(r.stdout)["dispatch_names"] == []
+    for name, ext in (("ASIMDHP", "fp16"), ("ASIMDDP", "dotprod")):
+        assert f"{name} cannot be built under the compile args' -mcpu=cortex-a53: its flags become " \
+               f"-mcpu=cortex-a53+{ext} (" in warning[0]

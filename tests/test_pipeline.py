@@ -426,3 +426,24 @@ def test_the_warning_about_a_min_feature_names_its_real_reason_and_the_baseline(
     [warning] = [n for n in json.loads(r.stdout)["notes"] if n.startswith("warning: ")]
     assert "cannot compile NEON, which every aarch64 CPU has (" in warning and "macOS SDK" in warning
     assert "so the baseline is none (no SIMD is used): " in warning
+
+
+# --------------------------------------------------------------------------- a target the user's CPU choice keeps out
+
+
+def test_a_target_the_users_march_keeps_from_building_is_named_with_its_cause() -> None:
+    """-mcpu=cortex-a72 names an armv8.0 CPU: gcc 12 warns that -march=armv8.2-a conflicts with it, so ASIMDHP's
+    +fp16 goes onto that -mcpu, where arm_neon.h's fp16 intrinsics fail.  The target is not built, and one warning
+    names it, the user's flag, the flags it became and the compiler's reason; with -march=armv8-a (which
+    armv8.2-a keeps) it is built on the fork's line."""
+    cc = need("aarch64-linux-gnu-gcc")
+    det = pipeline.detect(Request(command=(cc,), args=("-mcpu=cortex-a72",), dispatch="asimdhp", cross=True))
+    assert det.dispatch == () and not det.outcomes["ASIMDHP"].supported
+    warned = [n for n in det.notes if n.startswith("warning: ")]
+    assert len(warned) == 1, det.notes
+    assert warned[0].startswith("warning: ASIMDHP cannot be built under the compile args' -mcpu=cortex-a72: its "
+                                "flags become -mcpu=cortex-a72+fp16 (")
+    assert "target specific option mismatch" in warned[0] and "later CPU or architecture" in warned[0]
+    det = pipeline.detect(Request(command=(cc,), args=("-march=armv8-a",), dispatch="asimdhp", cross=True))
+    assert det.dispatch == ("ASIMDHP",) and det.target_flags("ASIMDHP") == ["-march=armv8.2-a+fp16"]
+    assert not [n for n in det.notes if n.startswith("warning: ")]

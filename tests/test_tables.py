@@ -153,22 +153,27 @@ def test_flags_build_on_the_users_own_cpu_choice() -> None:
     assert arm.with_context(["-march=armv8.2-a+fp16"]).flags_for(["ASIMDHP"]) == ["-march=armv8.2-a+fp16"]
 
 
-@pytest.mark.parametrize(("user", "feature", "line"), [
-    ("-march=armv8-a", "ASIMDHP", "-march=armv8.2-a+fp16"),  # not armv8-a+fp16, which gcc 12 refuses
-    ("-march=armv8-a+crc", "ASIMDDP", "-march=armv8.2-a+dotprod"),  # the fork's line: the user's +crc is before it
-    ("-march=armv8-a+sve", "ASIMDFHM", "-march=armv8.2-a+fp16+fp16fml"),
-    ("-march=armv8.1-a", "SVE", "-march=armv8.2-a+fp16+sve"),
-    ("-march=armv9-a", "ASIMDHP", "-march=armv9-a+fp16"),  # a later base than the feature's stays
-    ("-march=armv8.4-a+crypto", "ASIMDDP", "-march=armv8.4-a+crypto+dotprod"),
-    ("-march=native", "ASIMDHP", "-march=native+fp16"),  # no version to compare: the user's, as before
+@pytest.mark.parametrize(("user", "lines", "feature", "line"), [
+    ("-march=armv8-a", ["-march=armv8.2-a"], "ASIMDHP", "-march=armv8.2-a+fp16"),  # not armv8-a+fp16 (gcc 12 refuses)
+    ("-march=armv8-a+crc", ["-march=armv8.2-a"], "ASIMDDP", "-march=armv8.2-a+dotprod"),  # the fork's line
+    ("-mcpu=neoverse-n1", ["-march=armv8.2-a"], "ASIMDHP", "-march=armv8.2-a+fp16"),  # not -mcpu=neoverse-n1+fp16
+    ("-mcpu=neoverse-v1", [], "SVE", "-mcpu=neoverse-v1+fp16+sve"),  # -march=armv8.2-a would lower that CPU
+    ("-march=armv8.4-a+crypto", [], "ASIMDDP", "-march=armv8.4-a+crypto+dotprod"),
+    ("-march=native", [], "ASIMDHP", "-march=native+fp16"),
 ])
-def test_a_merged_march_builds_on_the_later_architecture(user: str, feature: str, line: str) -> None:
-    """numpy's fork writes ASIMDHP's -march=armv8.2-a+fp16 after the user's -march=armv8-a, so the feature's
-    base wins; ccopt put +fp16 on the user's armv8.0 base, where gcc 12 refuses the fp16 and dotprod intrinsics,
-    and dispatched nothing.  A feature's later architecture is its line whole; a user's later one takes our
-    +ext parts."""
-    arm = tables.table_for("aarch64", "gcc").with_context([user])
+def test_a_merged_flag_is_our_line_whole_where_the_compiler_says_it_keeps_the_users(
+        user: str, lines: list[str], feature: str, line: str) -> None:
+    """numpy's fork writes ASIMDHP's -march=armv8.2-a+fp16 after the user's -march=armv8-a or -mcpu=neoverse-n1, so
+    the feature's line wins.  Where the compiler says that base keeps all the user's flag enables
+    (``probe.architecture_lines``, the table's ``lines``), ours is the line whole; elsewhere our +ext parts go onto
+    the user's flag."""
+    arm = tables.table_for("aarch64", "gcc").with_context([user], lines)
     assert arm.flags_for([feature]) == [line]
+
+
+def test_lines_without_a_cpu_choice_of_the_user_are_dropped() -> None:
+    arm = tables.table_for("aarch64", "gcc")
+    assert arm.with_context([], ["-march=armv8.2-a"]) is arm
 
 
 def test_compilers_json_matches_its_schema() -> None:

@@ -120,10 +120,13 @@ OTHER_PLATFORMS = {
     "2.5.5": {"x86_64-clang": [(), ("-Dcpu-baseline=x86_v3",), ("-Dcpu-baseline=native",)],
               "aarch64": [(), ("-Dcpu-baseline=asimdhp",), (NONE,), ("-Dcpu-baseline=sve",),
                           ("-Dc_args=-march=armv8.2-a+fp16",), ("-Dc_args=-march=armv8-a",),
-                          ("-Dc_args=-march=armv8-a+crc",)],
+                          ("-Dc_args=-march=armv8-a+crc",), ("-Dc_args=-march=armv8-a+sve",),
+                          ("-Dc_args=-mcpu=neoverse-n1",), ("-Dc_args=-mcpu=neoverse-v1",)],
               "ppc64le": [(), ("-Dcpu-baseline=vsx3",), (NONE,)],
               "s390x": [(), ("-Dcpu-baseline=vxe",)], "i686": [(), ("-Dcpu-baseline=x86_v3",)]},
-    "2.2.6": {"x86_64-clang": [()], "aarch64": [(), (NONE,), ("-Dc_args=-march=armv8-a",)], "ppc64le": [(), (NONE,)], "s390x": [()], "i686": [()]},
+    "2.2.6": {"x86_64-clang": [()],
+              "aarch64": [(), (NONE,), ("-Dc_args=-march=armv8-a",), ("-Dc_args=-mcpu=neoverse-n1",)],
+              "ppc64le": [(), (NONE,)], "s390x": [()], "i686": [()]},
 }
 CASES = [Case(v, "x86_64-gcc", o) for v, opts in OPTIONS_X86.items() for o in opts] + [
     Case(v, p, o) for v, by in OTHER_PLATFORMS.items() for p, opts in by.items() for o in opts]
@@ -190,18 +193,21 @@ def setup(tree: Path, case: Case, fork: bool, extra: dict[str, str] | None = Non
 def compilers(case: Case) -> list[dict[str, str]]:
     """Each compiler of ``case``: its name, version and a hash of its predefined macros (``-E -dM``), which
     hold what it targets by default (a distribution's default ``-march``, ``-fcf-protection`` ...)."""
-    prepare_numpy.checkout()
-    from ccopt_meson.compiler import identify_id, parse_macro_dump, version_from_macros
-
     p = PLATFORMS[case.platform]
     out = []
     for tool, lang in ((p.cc, "c"), (p.cxx, "c++")):
         r = subprocess.run([tool, "-E", "-dM", "-x", lang, os.devnull], capture_output=True, text=True)
-        macros = parse_macro_dump(r.stdout)
         digest = hashlib.sha256("\n".join(sorted(r.stdout.splitlines())).encode()).hexdigest()[:16]
-        version = version_from_macros(identify_id(macros), macros)
-        out.append({"compiler": tool, "version": version, "predefined": digest})
+        out.append({"compiler": tool, "version": version_of(r.stdout), "predefined": digest})
     return out
+
+
+def version_of(macros: str) -> str:
+    """The version of gcc or clang (the platforms' compilers) from its predefined macros: ``12.2.0``."""
+    defined = dict(line.split(" ", 2)[1:] for line in macros.splitlines() if line.count(" ") >= 2)
+    keys = ("__clang_major__", "__clang_minor__", "__clang_patchlevel__") if "__clang__" in defined else (
+        "__GNUC__", "__GNUC_MINOR__", "__GNUC_PATCHLEVEL__")
+    return ".".join(defined.get(k, "?") for k in keys)
 
 
 def cpu_flags() -> str:

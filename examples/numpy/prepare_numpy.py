@@ -24,6 +24,7 @@ and this checkout to ``subprojects/ccopt-meson``. Then, with stock Meson and Cyt
 from __future__ import annotations
 
 import argparse
+import compileall
 import contextlib
 import hashlib
 import http.client
@@ -110,25 +111,31 @@ def cache_root() -> Path:
     return root
 
 
-def checkout() -> None:
-    """This checkout importable (its package, its bench): the port copies it, the sweep asks its fsio."""
-    if str(REPO) not in sys.path:
-        sys.path.insert(0, str(REPO))
+def running(pid: int) -> bool:
+    """Is a process with this id running (or might it be: never guessed on Windows)? Its scratch stays."""
+    if os.name != "posix":  # os.kill(pid, 0) would terminate the process on Windows
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # it exists, but belongs to someone else
+        return True
+    except (OSError, OverflowError):  # no process can have that id
+        return False
+    return True
 
 
 def sweep(parent: Path) -> None:
     """Remove what runs killed before their cleanup (SIGKILL) left in ``parent``: only directories (never a
     link) with a name scratch() gives, never one of a process that may still be running."""
-    checkout()
-    from ccopt_meson.fsio import running
-
     try:
         names = os.listdir(parent)
     except OSError:
         return
     for name in names:
         m = SCRATCH.fullmatch(name)
-        if m is None or running(int(m.group(1))):  # fsio's rule: never guessed on Windows
+        if m is None or running(int(m.group(1))):
             continue
         try:
             mode = os.lstat(parent / name).st_mode
@@ -330,10 +337,23 @@ def port(tree: Path, version: str) -> None:
     patch, data = port_files(version)
     apply(patch, tree)
     shutil.copy2(data, tree / "meson_cpu" / "ccopt-numpy.json")
-    checkout()
-    from bench.projects import copy_repo  # the parts of this checkout a consumer needs
+    copy_checkout(tree / "subprojects" / "ccopt-meson")
 
-    copy_repo(tree / "subprojects" / "ccopt-meson")
+
+def copy_checkout(dest: Path) -> None:
+    """This checkout as a user puts it in ``subprojects/`` (docs/tutorial/use-from-meson.md: "copy it there"):
+    the files Git tracks and the new ones it does not ignore, as the work tree has them, and the bytecode of
+    the package, which an installed package has (time_configure.py times a configure)."""
+    r = subprocess.run(["git", "-C", str(REPO), "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        raise SystemExit(f"prepare_numpy: cannot list this checkout's files ({r.stderr.strip()[:200]})")
+    for name in sorted(set(filter(None, r.stdout.split("\0")))):
+        src = REPO / name
+        if src.is_file():  # a tracked file deleted in the work tree is not part of it
+            (dest / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, dest / name)
+    compileall.compile_dir(str(dest / "ccopt_meson"), quiet=1)
 
 
 def refuse_links(dest: Path, tree: Path) -> None:

@@ -385,7 +385,8 @@ def cmd_targets(ns: argparse.Namespace) -> int:
         cache.warn("targets: --feature-file is deprecated, use --cache-file (the same value)")
     return targets(TargetsOptions(tuple(ns.sources), ns.cache_file or ns.feature_file, ns.output_dir or None,
                                   ns.optimization,
-                                  ns.prefix, project.load(ns.features_file), ns.lang, ns.hwcaps))
+                                  ns.prefix, project.load(ns.features_file), ns.lang, ns.hwcaps,
+                                  tuple(v for v in (ns.variants or "").split(",") if v)))
 
 
 def _detect_parser(p: _Adder) -> None:
@@ -455,8 +456,13 @@ def _targets_parser(p: _Adder) -> None:
     cache_file.add_argument("--feature-file", help=SUPPRESS)  # its old name: a warning names the new one
     p.add_argument("--output-dir", help="where <source>.h goes (default: the Meson build dir of the caller; "
                    "with --hwcaps, its glibc-hwcaps/LEVEL)")
-    p.add_argument("--hwcaps", metavar="LEVEL", help="the lines and headers of the glibc-hwcaps variant LEVEL "
-                   "(x86-64-v3, power9, z15): the baseline raised to it (docs/how-to/hwcaps-variants.md)")
+    level = p.add_mutually_exclusive_group()
+    level.add_argument("--variants", metavar="LEVEL,...", help="also the lines of these glibc-hwcaps variants "
+                       "(x86-64-v3, power9, z15; none when empty), after the library's own: each variant's line ends "
+                       "in a fifth field, its level; its headers go to glibc-hwcaps/LEVEL of the output directory "
+                       "(docs/how-to/hwcaps-variants.md)")
+    level.add_argument("--hwcaps", metavar="LEVEL", help="only the lines and headers of the glibc-hwcaps variant "
+                       "LEVEL: the baseline raised to it")
     p.add_argument("--lang", choices=["c", "cpp"], help="the language of the sources (the subproject's `targets` "
                    "says c, `targets_cpp` cpp): a source of the other one is refused")
     _features_file_option(p)  # the same file configure was given (the subproject's `targets` passes it)

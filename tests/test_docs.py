@@ -73,7 +73,7 @@ SNIPPETS: dict[str, tuple[str, str]] = {
     "features-file/version": ("cfbac5fb66f7", "tests/test_versions.py::test_the_docs_snippet_says_what_the_page_says"),
     "python-api": ("aedd7db8c841", HERE + "test_python_api_snippet_runs_top_to_bottom"),
     "runtime/program": ("6d542964cc62", HERE + "test_runtime_snippet_compiles_and_runs"),
-    "hwcaps/meson.build": ("5e418fa95689", "tests/test_hwcaps.py::test_the_how_to_snippets_are_the_fixture_s_code"),
+    "hwcaps/meson.build": ("831d8ba2185b", "tests/test_hwcaps.py::test_the_how_to_snippets_are_the_fixture_s_code"),
     "hwcaps/option": ("55b7c9a53f28", "tests/test_hwcaps.py::test_the_how_to_snippets_are_the_fixture_s_code"),
 }
 

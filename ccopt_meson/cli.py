@@ -186,7 +186,7 @@ def _article(word: str) -> str:
 
 
 def _configured_build(build_dir: str | None, proj: Project | None = None) -> Detection | None:
-    """The detection of a configured Meson build dir (its first language's feature file), else None.
+    """The detection of a configured Meson build dir (its first language's cache file), else None.
 
     ``detect`` and ``explain --build-dir`` of such a dir answer for that build: probing the default compiler there
     would answer for another one and leave a cache that ``report`` lists as a second configuration."""
@@ -196,7 +196,7 @@ def _configured_build(build_dir: str | None, proj: Project | None = None) -> Det
         return None
     files = cache.find(build_dir)
     if not files:
-        raise InputError(f"no ccopt feature file under '{build_dir}'; configure the project first, or pass a "
+        raise InputError(f"no ccopt cache file under '{build_dir}'; configure the project first, or pass a "
                          "--build-dir that is not a Meson build directory")
     return read_configured(files[0], proj)
 
@@ -327,7 +327,7 @@ def cmd_flush(ns: argparse.Namespace) -> int:
 def cmd_report(ns: argparse.Namespace) -> int:
     files = cache.find(_build_dir(ns.builddir))
     if not files:
-        raise InputError(f"no ccopt feature file under '{ns.builddir}'; configure the project first")
+        raise InputError(f"no ccopt cache file under '{ns.builddir}'; configure the project first")
     from .meson_glue import read_configured
 
     proj = project.load(ns.features_file)

@@ -67,7 +67,7 @@ class ConfigureOptions(NamedTuple):
 
 class TargetsOptions(NamedTuple):
     sources: tuple[str, ...]  # SOURCE (its @targets statement) or 'SOURCE: TARGETS'
-    feature_file: StrPath
+    cache_file: StrPath  # the cached detection configure wrote (--cache-file)
     output_dir: StrPath | None = None  # default: the calling meson.build's build dir
     optimization: str | None = None  # Meson's optimization option: at 3, $maxopt adds nothing
     prefix: str = "ccopt"  # library names: <prefix>_<TARGET>[_maxopt][_werror]
@@ -189,6 +189,9 @@ def _configure_lines(det: Detection, path: str) -> list[tuple[str, str]]:
         *zip(("baseline_cause", "baseline_cure"), det.request.baseline_cause()),
         ("cache_hit", "true" if det.cache_hit else "false"),
         ("probes", str(det.probes)),
+        ("cache_file", check_field(os.path.realpath(path), "build directory", spaces=True)),
+        # its old name, for a parent that reads its own configure's lines (docs/how-to/parent-options.md):
+        # kept beside it for one minor release (CHANGELOG, "Deprecation")
         ("feature_file", check_field(os.path.realpath(path), "build directory", spaces=True)),
         # NAME:STATE for every feature of the machine (Detection.state): the subproject's feature_states
         ("feature_states", " ".join(f"{n}:{det.state(n)}" for n in (det.table.features if det.table else ()))),
@@ -541,7 +544,7 @@ def targets(opts: TargetsOptions) -> int:
     costs a Python start-up on every configure), and one static library per target rather than per source
     and target: Meson's own work per library dominates configure time at numpy's scale.
     """
-    det = _read_feature_file(opts.feature_file, opts.project)
+    det = _read_cache_file(opts.cache_file, opts.project)
     builds = _builds(det, opts)
     # the features file the cache records (the one given, checked to be it): no --features-file needed
     kernels = [kernel(arg, det.request.project) for arg in paired(opts.sources)]
@@ -660,9 +663,9 @@ def _caller_build_dir(below: str = "") -> str:
     return os.path.join(root, os.environ.get("MESON_SUBDIR", ""), below)
 
 
-def _read_feature_file(path: StrPath, project: Project | None) -> Detection:
+def _read_cache_file(path: StrPath, project: Project | None) -> Detection:
     if not cache.is_cache_name(path):
-        raise InputError(f"--cache-file: '{fsio.show_path(path)}' is not a ccopt feature file (ccopt-features.json)")
+        raise InputError(f"--cache-file: '{fsio.show_path(path)}' is not a ccopt cache file (ccopt-features.json)")
     parent = os.path.dirname(os.fspath(path)) or "."  # Path(path).parent without pathlib
     return read_configured(path, project, f"'ccopt-meson detect --build-dir {parent}' or configure first")
 

@@ -62,7 +62,7 @@ SNIPPETS: dict[str, tuple[str, str]] = {
     "meson-python/fastdot.c": ("13c65e60468e", WHEEL),
     "meson-python/build": ("95f12ba31e16", WHEEL),
     "meson-python/dist": ("6c689f8aa451", WHEEL),
-    "parent-options": ("e277db73b8aa", HERE + "test_parent_options_snippet_is_the_fixture_s_code"),
+    "parent-options": ("a9a64e014dc6", HERE + "test_parent_options_snippet_is_the_fixture_s_code"),
     "project-features/file": ("9d3f3cee7857", HERE + "test_project_features_snippets_load"),
     "project-features/override": ("cc0bd3f9583b", HERE + "test_project_features_snippets_load"),
     "project-features/feature-set": ("171b02281eaf", "tests/test_feature_set.py::test_the_docs_snippet_loads"),

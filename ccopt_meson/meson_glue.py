@@ -74,7 +74,7 @@ class TargetsOptions(NamedTuple):
     project: Project | None = None  # the project features file configure was given
     lang: str | None = None  # "c" (the subproject's `targets`) or "cpp" (`targets_cpp`); None: any source
     hwcaps: str | None = None  # a glibc-hwcaps level: the lines and headers of that variant alone (its own directory)
-    variants: tuple[str, ...] = ()  # glibc-hwcaps levels whose lines follow the library's own, each line ending in its level
+    variants: tuple[str, ...] = ()  # glibc-hwcaps levels whose lines follow the library's own, ending in the level
 
 
 # Meson picks a source's compiler by its suffix (the C++ ones of its compilers table).

@@ -608,7 +608,9 @@ def _plan(kernels: list[Kernel], level: hwcaps.Level | None, det: Detection, out
 
 def _notes(kernels: list[Kernel], level: hwcaps.Level | None, det: Detection, plan: Plan) -> list[str]:
     notes = [*_empty_lists(kernels), *_dropped_targets(kernels, det)]
-    for k, _, chosen in plan if level is not None and det.table is not None else ():
+    if level is None or det.table is None:
+        return notes
+    for k, _, chosen in plan:
         if not chosen and _below_level(k, det):
             notes.append(f"targets: {k.source}: no version at {level.name}: every target "
                          f"({', '.join(_below_level(k, det))}) is at or below it, and the list has no 'baseline'")

@@ -186,7 +186,7 @@ def _article(word: str) -> str:
 
 
 def _configured_build(build_dir: str | None, proj: Project | None = None) -> Detection | None:
-    """The detection of a configured Meson build dir (its first language's feature file), else None.
+    """The detection of a configured Meson build dir (its first language's cache file), else None.
 
     ``detect`` and ``explain --build-dir`` of such a dir answer for that build: probing the default compiler there
     would answer for another one and leave a cache that ``report`` lists as a second configuration."""
@@ -196,7 +196,7 @@ def _configured_build(build_dir: str | None, proj: Project | None = None) -> Det
         return None
     files = cache.find(build_dir)
     if not files:
-        raise InputError(f"no ccopt feature file under '{build_dir}'; configure the project first, or pass a "
+        raise InputError(f"no ccopt cache file under '{build_dir}'; configure the project first, or pass a "
                          "--build-dir that is not a Meson build directory")
     return read_configured(files[0], proj)
 
@@ -325,7 +325,7 @@ def cmd_flush(ns: argparse.Namespace) -> int:
 def cmd_report(ns: argparse.Namespace) -> int:
     files = cache.find(_build_dir(ns.builddir))
     if not files:
-        raise InputError(f"no ccopt feature file under '{ns.builddir}'; configure the project first")
+        raise InputError(f"no ccopt cache file under '{ns.builddir}'; configure the project first")
     from .meson_glue import read_configured
 
     proj = project.load(ns.features_file)
@@ -383,7 +383,8 @@ def cmd_targets(ns: argparse.Namespace) -> int:
         cache.warn("targets: --feature-file is deprecated, use --cache-file (the same value)")
     return targets(TargetsOptions(tuple(ns.sources), ns.cache_file or ns.feature_file, ns.output_dir or None,
                                   ns.optimization,
-                                  ns.prefix, project.load(ns.features_file), ns.lang, ns.hwcaps))
+                                  ns.prefix, project.load(ns.features_file), ns.lang, ns.hwcaps,
+                                  tuple(v for v in (ns.variants or "").split(",") if v)))
 
 
 def _detect_parser(p: _Adder) -> None:
@@ -453,8 +454,13 @@ def _targets_parser(p: _Adder) -> None:
     cache_file.add_argument("--feature-file", help=SUPPRESS)  # its old name: a warning names the new one
     p.add_argument("--output-dir", help="where <source>.h goes (default: the Meson build dir of the caller; "
                    "with --hwcaps, its glibc-hwcaps/LEVEL)")
-    p.add_argument("--hwcaps", metavar="LEVEL", help="the lines and headers of the glibc-hwcaps variant LEVEL "
-                   "(x86-64-v3, power9, z15): the baseline raised to it (docs/how-to/hwcaps-variants.md)")
+    level = p.add_mutually_exclusive_group()
+    level.add_argument("--variants", metavar="LEVEL,...", help="also the lines of these glibc-hwcaps variants "
+                       "(x86-64-v3, power9, z15; none when empty), after the library's own: each variant's line ends "
+                       "in a fifth field, its level; its headers go to glibc-hwcaps/LEVEL of the output directory "
+                       "(docs/how-to/hwcaps-variants.md)")
+    level.add_argument("--hwcaps", metavar="LEVEL", help="only the lines and headers of the glibc-hwcaps variant "
+                       "LEVEL: the baseline raised to it")
     p.add_argument("--lang", choices=["c", "cpp"], help="the language of the sources (the subproject's `targets` "
                    "says c, `targets_cpp` cpp): a source of the other one is refused")
     _features_file_option(p)  # the same file configure was given (the subproject's `targets` passes it)

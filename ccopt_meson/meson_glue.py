@@ -67,13 +67,14 @@ class ConfigureOptions(NamedTuple):
 
 class TargetsOptions(NamedTuple):
     sources: tuple[str, ...]  # SOURCE (its @targets statement) or 'SOURCE: TARGETS'
-    feature_file: StrPath
+    cache_file: StrPath  # the cached detection configure wrote (--cache-file)
     output_dir: StrPath | None = None  # default: the calling meson.build's build dir
     optimization: str | None = None  # Meson's optimization option: at 3, $maxopt adds nothing
     prefix: str = "ccopt"  # library names: <prefix>_<TARGET>[_maxopt][_werror]
     project: Project | None = None  # the project features file configure was given
     lang: str | None = None  # "c" (the subproject's `targets`) or "cpp" (`targets_cpp`); None: any source
-    hwcaps: str | None = None  # a glibc-hwcaps level: the lines and headers of that variant (its own directory)
+    hwcaps: str | None = None  # a glibc-hwcaps level: the lines and headers of that variant alone (its own directory)
+    variants: tuple[str, ...] = ()  # glibc-hwcaps levels whose lines follow the library's own, ending in the level
 
 
 # Meson picks a source's compiler by its suffix (the C++ ones of its compilers table).
@@ -188,6 +189,9 @@ def _configure_lines(det: Detection, path: str) -> list[tuple[str, str]]:
         *zip(("baseline_cause", "baseline_cure"), det.request.baseline_cause()),
         ("cache_hit", "true" if det.cache_hit else "false"),
         ("probes", str(det.probes)),
+        ("cache_file", check_field(os.path.realpath(path), "build directory", spaces=True)),
+        # its old name, for a parent that reads its own configure's lines (docs/how-to/parent-options.md):
+        # kept beside it for one minor release (CHANGELOG, "Deprecation")
         ("feature_file", check_field(os.path.realpath(path), "build directory", spaces=True)),
         # NAME:STATE for every feature of the machine (Detection.state): the subproject's feature_states
         ("feature_states", " ".join(f"{n}:{det.state(n)}" for n in (det.table.features if det.table else ()))),
@@ -285,6 +289,10 @@ class Kernel(NamedTuple):
     source: str  # what the line hands back to static_library(): relative to the caller's directory
     statement: dispatch.Statement
     origin: str  # where the target list came from, for the header's banner
+
+
+if TYPE_CHECKING:
+    Plan = list[tuple[Kernel, str | None, list[dispatch.Target]]]  # each source, its header's path, its versions
 
 
 def _shown(path: str) -> str:
@@ -492,9 +500,10 @@ def _dropped_targets(kernels: list[Kernel], det: Detection) -> list[str]:
     return notes
 
 
-def _compiled(plan: Sequence[tuple[Kernel, str | None, list[dispatch.Target]]]) -> list[str]:
-    """What the configure summary cannot know: the versions this project compiles, one note per source."""
-    return [f"targets: {k.source}: compiled versions: {' '.join(t.name for t in chosen)}"
+def _compiled(plan: Plan, level: hwcaps.Level | None = None) -> list[str]:
+    """What the configure summary cannot know: the versions this project compiles, one note per source (and level)."""
+    at = f" at {level.name}" if level is not None else ""
+    return [f"targets: {k.source}: compiled versions{at}: {' '.join(t.name for t in chosen)}"
             for k, _, chosen in plan if chosen]
 
 
@@ -528,19 +537,49 @@ def _force_include(det: Detection) -> list[str]:
 
 def targets(opts: TargetsOptions) -> int:
     """``LIBRARY<TAB>args<TAB>sources<TAB>TARGET`` lines, one per distinct set of compile args; writes each
-    ``<source>.h`` (none for a source whose list has ``$noheader``).
+    ``<source>.h`` (none for a source whose list has ``$noheader``).  With ``variants``, the lines of each of
+    those glibc-hwcaps levels follow the library's own, each ending in ``<TAB>LEVEL``.
 
-    One process for all sources of a project (every helper start costs a Python start-up on
-    every configure), and one static library per target rather than per source and target:
-    Meson's own work per library dominates configure time at numpy's scale.
+    One process for all sources of a project, and for the library and all its variants (every helper start
+    costs a Python start-up on every configure), and one static library per target rather than per source
+    and target: Meson's own work per library dominates configure time at numpy's scale.
     """
-    det = _read_feature_file(opts.feature_file, opts.project)
-    level = hwcaps.level(det, opts.hwcaps) if opts.hwcaps is not None else None
-    if level is not None:  # the same sources once more, their baseline raised: headers of their own
-        det = hwcaps.variant(det, level)
-    out_dir = opts.output_dir or _caller_build_dir(hwcaps.subdir(level) if level else "")
+    det = _read_cache_file(opts.cache_file, opts.project)
+    builds = _builds(det, opts)
     # the features file the cache records (the one given, checked to be it): no --features-file needed
     kernels = [kernel(arg, det.request.project) for arg in paired(opts.sources)]
+    _check_sources(kernels, opts)
+    _check_one_call_per_prefix(builds[0][2], opts.prefix, [k.source for k in kernels])
+    # every build is planned, and every header path checked, before any header is written
+    plans = [_plan(kernels, level, d, out_dir) for level, d, out_dir in builds]
+    notes = [n for (level, d, _), plan in zip(builds, plans) for n in _notes(kernels, level, d, plan)]
+    sys.stderr.write("".join(f"ccopt-meson: note: {n}\n" for n in dict.fromkeys(notes)))  # each said once
+    sys.stderr.write("".join(_renamed(k) for k in kernels))
+    tagged = bool(opts.variants)  # a variant's lines end in its level when the library's own lines come too
+    text = "".join(_lines(opts, d, plan, level.name if tagged and level else None)
+                   for (level, d, _), plan in zip(builds, plans))
+    compiled = [n for (level, _, _), plan in zip(builds, plans) for n in _compiled(plan, level)]
+    sys.stderr.write("".join(f"ccopt-meson: note: {n}\n" for n in compiled))  # once nothing can fail
+    sys.stdout.write(text)
+    return 0
+
+
+def _builds(det: Detection, opts: TargetsOptions) -> list[tuple[hwcaps.Level | None, Detection, StrPath]]:
+    """What one call answers for: (level, its detection, where its headers go); level None is the library
+    itself.  Every variant is the one detection with its baseline raised (``hwcaps.variant``)."""
+    if opts.hwcaps is not None:  # that variant alone, its headers in its own directory
+        lv = hwcaps.level(det, opts.hwcaps)
+        return [(lv, hwcaps.variant(det, lv), opts.output_dir or _caller_build_dir(hwcaps.subdir(lv)))]
+    levels = [hwcaps.level(det, name) for name in dict.fromkeys(opts.variants)]
+    variants = [(lv, hwcaps.variant(det, lv)) for lv in levels]
+    out_dir = opts.output_dir or _caller_build_dir()
+    # a variant's headers go where Meson's build_subdir puts its targets: glibc-hwcaps/<level>/ of the build dir
+    return [(None, det, out_dir), *((lv, var, os.path.join(out_dir, hwcaps.subdir(lv))) for lv, var in variants)]
+
+
+def _check_sources(kernels: list[Kernel], opts: TargetsOptions) -> None:
+    """What no build of the call may have: a source of the other language, two sources of one header or macro
+    id, a prefix that is no plain name."""
     for k in kernels:
         _check_language(k.source, opts.lang)
     # a $noheader source has no header and no macros: nothing of its name can clash (its libraries are
@@ -556,19 +595,30 @@ def targets(opts: TargetsOptions) -> int:
         raise InputError(f"--prefix: '{opts.prefix.encode('unicode_escape').decode()[:80]}' must be a plain name "
                          "(letters, digits, '_', '.', '+', '-'; no '/', not starting with '.'): it names the "
                          "libraries (PREFIX_TARGET) and a file in the build directory")
-    _check_one_call_per_prefix(out_dir, opts.prefix, [k.source for k in kernels])
-    # every header path is checked before any is written
+
+
+def _plan(kernels: list[Kernel], level: hwcaps.Level | None, det: Detection, out_dir: StrPath) -> Plan:
+    """Each source's header path (checked) and the versions this build compiles of it."""
     header_paths = [None if "NOHEADER" in k.statement.policies else _header_path(k.source, out_dir) for k in kernels]
     plan = list(zip(kernels, header_paths, dispatch.select_all([k.statement for k in kernels], det)))
+    for k, _, chosen in plan if level is None else ():  # in a variant, a note (_notes): the variant's very purpose
+        _check_something_is_built(k, chosen, det)
+    return plan
+
+
+def _notes(kernels: list[Kernel], level: hwcaps.Level | None, det: Detection, plan: Plan) -> list[str]:
     notes = [*_empty_lists(kernels), *_dropped_targets(kernels, det)]
+    if level is None or det.table is None:
+        return notes
     for k, _, chosen in plan:
-        if level is None:
-            _check_something_is_built(k, chosen, det)
-        elif not chosen and det.table is not None and _below_level(k, det):  # the variant's very purpose
+        if not chosen and _below_level(k, det):
             notes.append(f"targets: {k.source}: no version at {level.name}: every target "
                          f"({', '.join(_below_level(k, det))}) is at or below it, and the list has no 'baseline'")
-    sys.stderr.write("".join(f"ccopt-meson: note: {n}\n" for n in notes))
-    sys.stderr.write("".join(_renamed(k) for k in kernels))
+    return notes
+
+
+def _lines(opts: TargetsOptions, det: Detection, plan: Plan, level: str | None) -> str:
+    """Writes the build's headers; its lines, each ending in ``<TAB>level`` when one is given."""
     groups: dict[str, tuple[list[str], list[str], str, int]] = {}  # library -> (args, sources, target, rank)
     given = _given_args(det, opts)
     for k, header, chosen in plan:
@@ -582,13 +632,12 @@ def targets(opts: TargetsOptions) -> int:
             groups[library][1].append(k.source)
     # Baseline first, then ascending: a linker keeps the first definition of a duplicate inline or
     # template symbol (C++ COMDAT), which must be the lowest version's code, as numpy's fork links them.
-    # The target last: a field added after those a consumer already splits (ccopt-cpu-info --run-as takes it).
+    # The target, then the level, last: fields added after those a consumer already splits
+    # (ccopt-cpu-info --run-as takes the target).
     ordered = sorted(groups.items(), key=lambda kv: kv[1][3])
-    text = "".join(f"{lib}\t{_args_field(args, 'target argument')}\t{' '.join(srcs)}\t{name}\n"
+    tail = "" if level is None else f"\t{level}"
+    return "".join(f"{lib}\t{_args_field(args, 'target argument')}\t{' '.join(srcs)}\t{name}{tail}\n"
                    for lib, (args, srcs, name, _) in ordered)
-    sys.stderr.write("".join(f"ccopt-meson: note: {n}\n" for n in _compiled(plan)))  # once nothing can fail
-    sys.stdout.write(text)
-    return 0
 
 
 def _write_runtime_table(out_dir: str | os.PathLike[str], project: Project | None, macros: Macros) -> None:
@@ -616,9 +665,9 @@ def _caller_build_dir(below: str = "") -> str:
     return os.path.join(root, os.environ.get("MESON_SUBDIR", ""), below)
 
 
-def _read_feature_file(path: StrPath, project: Project | None) -> Detection:
+def _read_cache_file(path: StrPath, project: Project | None) -> Detection:
     if not cache.is_cache_name(path):
-        raise InputError(f"--cache-file: '{fsio.show_path(path)}' is not a ccopt feature file (ccopt-features.json)")
+        raise InputError(f"--cache-file: '{fsio.show_path(path)}' is not a ccopt cache file (ccopt-features.json)")
     parent = os.path.dirname(os.fspath(path)) or "."  # Path(path).parent without pathlib
     return read_configured(path, project, f"'ccopt-meson detect --build-dir {parent}' or configure first")
 

@@ -225,8 +225,8 @@ def detect_doc(req: object, **kw: object) -> dict:  # type: ignore[type-arg]
 
 
 @pytest.fixture(scope="session")
-def gcc12_x86_64_feature_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A real feature file, written by an in-process detection with FakeCompiler (gcc 12 on x86_64)."""
+def gcc12_x86_64_cache_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A real cache file, written by an in-process detection with FakeCompiler (gcc 12 on x86_64)."""
     from ccopt_meson import Request
 
     build = tmp_path_factory.mktemp("features")

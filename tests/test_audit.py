@@ -87,8 +87,8 @@ def test_every_feature_with_a_runtime_test_of_its_own_names_what_the_decoder_rep
 # --------------------------------------------------------------------------- what an object may use
 
 
-def test_a_version_may_use_the_baseline_and_exactly_what_its_test_checks(gcc12_x86_64_feature_file: Path) -> None:
-    det = read_configured(gcc12_x86_64_feature_file)
+def test_a_version_may_use_the_baseline_and_exactly_what_its_test_checks(gcc12_x86_64_cache_file: Path) -> None:
+    det = read_configured(gcc12_x86_64_cache_file)
     base = audit.allowance(det, "BASELINE")
     # the default baseline, detect: what gcc targets by default on x86_64 (SSE SSE2), not SSE3
     assert {"SSE2", "X64"} <= base.decoded and not {"SSE3", "AVX", "TZCNT"} & base.decoded

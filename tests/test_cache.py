@@ -510,7 +510,7 @@ def one_line(r: subprocess.CompletedProcess[str], kind: str, *fragments: str) ->
 def build_lines(stdout: str) -> dict[str, str]:
     """The configure lines that reach build.ninja (everything but the cache state)."""
     lines = dict(line.split("\t", 1) for line in stdout.splitlines())
-    return {k: v for k, v in lines.items() if k not in ("cache_hit", "probes", "feature_file")}
+    return {k: v for k, v in lines.items() if k not in ("cache_hit", "probes", "cache_file", "feature_file")}
 
 
 class Reference:

@@ -190,23 +190,23 @@ def test_source_ids() -> None:
 
 
 @pytest.fixture
-def feature_file(tmp_path: Path, fake: Callable[..., Any]) -> Path:
+def cache_file(tmp_path: Path, fake: Callable[..., Any]) -> Path:
     build = tmp_path / "build"
     detect(Request(command=("fakecc",), baseline="min", dispatch="max -xop -fma4"), build_dir=build, runner=fake())
     return build / "ccopt-features.json"
 
 
-def run_targets(capsys: Any, feature_file: Path, out: Path, *args: str) -> list[list[str]]:
-    code = main(["targets", *args, "--cache-file", str(feature_file), "--output-dir", str(out)])
+def run_targets(capsys: Any, cache_file: Path, out: Path, *args: str) -> list[list[str]]:
+    code = main(["targets", *args, "--cache-file", str(cache_file), "--output-dir", str(out)])
     captured = capsys.readouterr()
     assert code == 0, captured.err
     return [line.split("\t") for line in captured.out.splitlines()]
 
 
-def test_target_lists_in_meson_build_never_read_the_source(tmp_path: Path, feature_file: Path, capsys: Any,
+def test_target_lists_in_meson_build_never_read_the_source(tmp_path: Path, cache_file: Path, capsys: Any,
                                                            monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)  # neither source exists: only its name is used
-    lines = run_targets(capsys, feature_file, tmp_path, "x.dispatch.c: baseline avx2 sse42",
+    lines = run_targets(capsys, cache_file, tmp_path, "x.dispatch.c: baseline avx2 sse42",
                         "src/y.dispatch.c: avx2 asimd")
     libs = {lib: (args.split(), sources.split()) for lib, args, sources, _ in lines}
     # the last field is the target, what ccopt-cpu-info --run-as takes
@@ -218,20 +218,20 @@ def test_target_lists_in_meson_build_never_read_the_source(tmp_path: Path, featu
 
 
 def test_an_empty_target_list_in_meson_build_gives_no_library_and_an_empty_header(
-        tmp_path: Path, feature_file: Path, capsys: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+        tmp_path: Path, cache_file: Path, capsys: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     """numpy computes its lists ('AVX512_SKX AVX2' or '' when -Ddisable-intel-sort): an empty one is no version
     at all, and the caller that includes the header still compiles, as with the fork's multi_targets(dispatch: [])."""
     monkeypatch.chdir(tmp_path)
-    assert run_targets(capsys, feature_file, tmp_path, "e.dispatch.cpp: ", "k.dispatch.c: avx2") == [
-        ["ccopt_AVX2", run_targets(capsys, feature_file, tmp_path, "k.dispatch.c: avx2")[0][1], "k.dispatch.c",
+    assert run_targets(capsys, cache_file, tmp_path, "e.dispatch.cpp: ", "k.dispatch.c: avx2") == [
+        ["ccopt_AVX2", run_targets(capsys, cache_file, tmp_path, "k.dispatch.c: avx2")[0][1], "k.dispatch.c",
          "AVX2"]]
     assert "CCOPT_SRC_" in (tmp_path / "e.dispatch.h").read_text()
 
 
-def test_target_args_repeat_neither_the_baseline_nor_meson_s_own_o3(tmp_path: Path, feature_file: Path,
+def test_target_args_repeat_neither_the_baseline_nor_meson_s_own_o3(tmp_path: Path, cache_file: Path,
                                                                      capsys: Any) -> None:
     def avx2(*extra: str) -> list[str]:
-        lines = run_targets(capsys, feature_file, tmp_path, "k.dispatch.c: $maxopt avx2", *extra)
+        lines = run_targets(capsys, cache_file, tmp_path, "k.dispatch.c: $maxopt avx2", *extra)
         assert lines[0][0] == "ccopt_AVX2_maxopt"
         return lines[0][1].split()
 
@@ -242,27 +242,27 @@ def test_target_args_repeat_neither_the_baseline_nor_meson_s_own_o3(tmp_path: Pa
     assert "-O3" not in avx2("--optimization", "3")
 
 
-def test_sources_are_handed_back_relative_to_the_caller(tmp_path: Path, feature_file: Path, capsys: Any,
+def test_sources_are_handed_back_relative_to_the_caller(tmp_path: Path, cache_file: Path, capsys: Any,
                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     """An absolute path (what files() gives) would put the whole path into Meson's object names."""
     src = tmp_path / "src" / "k.dispatch.c"
     src.parent.mkdir()
     src.write_text("/*@targets avx2 */\n")
     monkeypatch.chdir(tmp_path)
-    assert run_targets(capsys, feature_file, tmp_path, str(src))[0][2] == "src/k.dispatch.c"
+    assert run_targets(capsys, cache_file, tmp_path, str(src))[0][2] == "src/k.dispatch.c"
 
 
 @pytest.mark.parametrize("arg,message", [
     ("{src}", "src/k.dispatch.c:2: unknown target 'avx3'"),
     ("src/k.dispatch.c: avx2 avx3", "targets of src/k.dispatch.c: unknown target 'avx3'"),
 ])
-def test_error_locations_keep_the_directory(tmp_path: Path, feature_file: Path, capsys: Any,
+def test_error_locations_keep_the_directory(tmp_path: Path, cache_file: Path, capsys: Any,
                                             monkeypatch: pytest.MonkeyPatch, arg: str, message: str) -> None:
     src = tmp_path / "src" / "k.dispatch.c"
     src.parent.mkdir()
     src.write_text("int a;\n/*@targets avx3 */\n")
     monkeypatch.chdir(tmp_path)
-    code = main(["targets", arg.format(src=src), "--cache-file", str(feature_file), "--output-dir", str(tmp_path)])
+    code = main(["targets", arg.format(src=src), "--cache-file", str(cache_file), "--output-dir", str(tmp_path)])
     assert code == 1 and f"ccopt-meson: error: {message}" in capsys.readouterr().err
 
 

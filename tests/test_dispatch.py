@@ -206,11 +206,11 @@ BAD_TARGETS = [
 
 
 @pytest.mark.parametrize("body,message", BAD_TARGETS)
-def test_malformed_targets_give_file_line_message(tmp_path: Path, gcc12_x86_64_feature_file: Path, body: str,
+def test_malformed_targets_give_file_line_message(tmp_path: Path, gcc12_x86_64_cache_file: Path, body: str,
                                                   message: str) -> None:
     src = tmp_path / "kern.dispatch.c"
     src.write_text(f"#include <stddef.h>\n\n/*@targets {body} */\nint k(void);\n")
-    one_error(run_targets(src, gcc12_x86_64_feature_file, tmp_path),
+    one_error(run_targets(src, gcc12_x86_64_cache_file, tmp_path),
               f"ccopt-meson: error: kern.dispatch.c:3: {message}")
     assert not (tmp_path / "kern.dispatch.h").exists()
 
@@ -224,37 +224,37 @@ def test_malformed_targets_give_file_line_message(tmp_path: Path, gcc12_x86_64_f
                  id="form-feed-does-not-shift-lines"),
     pytest.param("int a;\r\n/*@targets avx3 */\r\n", "kern.dispatch.c:2: unknown target 'avx3'", id="crlf"),
 ])
-def test_source_without_a_usable_statement(tmp_path: Path, gcc12_x86_64_feature_file: Path, text: str,
+def test_source_without_a_usable_statement(tmp_path: Path, gcc12_x86_64_cache_file: Path, text: str,
                                            message: str) -> None:
     src = tmp_path / "kern.dispatch.c"
     src.write_bytes(text.encode())
-    one_error(run_targets(src, gcc12_x86_64_feature_file, tmp_path), message)
+    one_error(run_targets(src, gcc12_x86_64_cache_file, tmp_path), message)
 
 
-def test_binary_source(tmp_path: Path, gcc12_x86_64_feature_file: Path) -> None:
+def test_binary_source(tmp_path: Path, gcc12_x86_64_cache_file: Path) -> None:
     src = tmp_path / "blob.dispatch.c"
     src.write_bytes(bytes(random.Random(6).randrange(256) for _ in range(4096)).replace(b"@", b"."))
-    one_error(run_targets(src, gcc12_x86_64_feature_file, tmp_path), "blob.dispatch.c:1: no '@targets' statement found")
+    one_error(run_targets(src, gcc12_x86_64_cache_file, tmp_path), "blob.dispatch.c:1: no '@targets' statement found")
 
 
-def test_missing_source_through_targets(tmp_path: Path, gcc12_x86_64_feature_file: Path) -> None:
-    one_error(run_targets(tmp_path / "nope.dispatch.c", gcc12_x86_64_feature_file, tmp_path),
+def test_missing_source_through_targets(tmp_path: Path, gcc12_x86_64_cache_file: Path) -> None:
+    one_error(run_targets(tmp_path / "nope.dispatch.c", gcc12_x86_64_cache_file, tmp_path),
               f"dispatch source '{tmp_path / 'nope.dispatch.c'}' does not exist")
 
 
-def test_directory_as_source(tmp_path: Path, gcc12_x86_64_feature_file: Path) -> None:
+def test_directory_as_source(tmp_path: Path, gcc12_x86_64_cache_file: Path) -> None:
     (tmp_path / "dir.dispatch.c").mkdir()
-    one_error(run_targets(tmp_path / "dir.dispatch.c", gcc12_x86_64_feature_file, tmp_path),
+    one_error(run_targets(tmp_path / "dir.dispatch.c", gcc12_x86_64_cache_file, tmp_path),
               f"dispatch source '{tmp_path / 'dir.dispatch.c'}' is a directory, not a regular file")
 
 
 @pytest.mark.skipif(IS_ROOT, reason=ROOT_REASON)
-def test_unreadable_source(tmp_path: Path, gcc12_x86_64_feature_file: Path) -> None:
+def test_unreadable_source(tmp_path: Path, gcc12_x86_64_cache_file: Path) -> None:
     src = tmp_path / "locked.dispatch.c"
     src.write_text("/*@targets avx2 */\n")
     src.chmod(0)
     try:
-        one_error(run_targets(src, gcc12_x86_64_feature_file, tmp_path),
+        one_error(run_targets(src, gcc12_x86_64_cache_file, tmp_path),
                   f"cannot read dispatch source '{src}': Permission denied")
     finally:
         src.chmod(0o644)
@@ -378,23 +378,23 @@ def _targets(arg: str, feature: Path, out: Path) -> subprocess.CompletedProcess[
     ("k.c: $werror $maxopt", "targets of k.c: the target list names no target, only the policies '$maxopt $werror'"),
     ("stated.c", "stated.c:2: the target list names no target, only the policy '$noheader'"),
 ])
-def test_a_list_of_policies_alone_is_one_error(tmp_path: Path, gcc12_x86_64_feature_file: Path, arg: str,
+def test_a_list_of_policies_alone_is_one_error(tmp_path: Path, gcc12_x86_64_cache_file: Path, arg: str,
                                                    message: str) -> None:
     """'k.c: $noheader', 'k.c: $maxopt' and /*@targets $noheader */ exited 0 without a line: the source left
     the build in silence.  A list of another machine's names still names targets (one list serves all)."""
     (tmp_path / "stated.c").write_text("int a;\n/*@targets $noheader */\n")
-    r = _targets(arg, gcc12_x86_64_feature_file, tmp_path)
+    r = _targets(arg, gcc12_x86_64_cache_file, tmp_path)
     one_error(r, f"ccopt-meson: error: {message}")
     assert r.stdout == "" and not list(tmp_path.glob("*.h"))
     for fine in ("k.c: $noheader asimd", "k.c: $maxopt baseline"):
-        assert _targets(fine, gcc12_x86_64_feature_file, tmp_path).returncode == 0, fine
+        assert _targets(fine, gcc12_x86_64_cache_file, tmp_path).returncode == 0, fine
 
 
 def test_an_empty_list_is_numpy_s_computed_nothing_and_says_so(tmp_path: Path,
-                                                                 gcc12_x86_64_feature_file: Path) -> None:
+                                                                 gcc12_x86_64_cache_file: Path) -> None:
     """'k.c: ' is what numpy computes for -Ddisable-intel-sort (docs/how-to/own-runtime.md): no version and a
     header that dispatches nothing, so its callers compile.  It is no error, but no longer silent: one note."""
-    r = _targets("k.c:", gcc12_x86_64_feature_file, tmp_path)
+    r = _targets("k.c:", gcc12_x86_64_cache_file, tmp_path)
     assert r.returncode == 0 and r.stdout == "", r.stderr
     assert r.stderr == ("ccopt-meson: note: targets: k.c: the target list is empty: no version is built, and k.h "
                         "dispatches nothing\n")

@@ -62,7 +62,7 @@ SNIPPETS: dict[str, tuple[str, str]] = {
     "meson-python/fastdot.c": ("13c65e60468e", WHEEL),
     "meson-python/build": ("95f12ba31e16", WHEEL),
     "meson-python/dist": ("6c689f8aa451", WHEEL),
-    "parent-options": ("e277db73b8aa", HERE + "test_parent_options_snippet_is_the_fixture_s_code"),
+    "parent-options": ("a9a64e014dc6", HERE + "test_parent_options_snippet_is_the_fixture_s_code"),
     "project-features/file": ("9d3f3cee7857", HERE + "test_project_features_snippets_load"),
     "project-features/override": ("cc0bd3f9583b", HERE + "test_project_features_snippets_load"),
     "project-features/feature-set": ("171b02281eaf", "tests/test_feature_set.py::test_the_docs_snippet_loads"),
@@ -73,7 +73,7 @@ SNIPPETS: dict[str, tuple[str, str]] = {
     "features-file/version": ("cfbac5fb66f7", "tests/test_versions.py::test_the_docs_snippet_says_what_the_page_says"),
     "python-api": ("aedd7db8c841", HERE + "test_python_api_snippet_runs_top_to_bottom"),
     "runtime/program": ("6d542964cc62", HERE + "test_runtime_snippet_compiles_and_runs"),
-    "hwcaps/meson.build": ("5e418fa95689", "tests/test_hwcaps.py::test_the_how_to_snippets_are_the_fixture_s_code"),
+    "hwcaps/meson.build": ("831d8ba2185b", "tests/test_hwcaps.py::test_the_how_to_snippets_are_the_fixture_s_code"),
     "hwcaps/option": ("55b7c9a53f28", "tests/test_hwcaps.py::test_the_how_to_snippets_are_the_fixture_s_code"),
 }
 

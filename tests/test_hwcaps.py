@@ -115,6 +115,36 @@ def test_targets_of_a_variant_build_only_above_its_level(tmp_path: Path) -> None
                   cwd=tmp_path), "'z15' is not a glibc-hwcaps level of x86_64")
 
 
+def test_one_targets_call_answers_for_the_library_and_every_variant(tmp_path: Path) -> None:
+    """--variants: the library's own lines, then each level's ending in the level, and their headers: what a call
+    per level gives, from one helper run (a configure with variants runs no more helpers than one without)."""
+    gcc = x86_gcc()
+    assert cli(*configure_args(tmp_path, gcc, "--write-config")).returncode == 0
+    src = tmp_path / "k.dispatch.c"
+    src.write_text("/*@targets baseline sse41 avx2 avx512_skx */\n")
+    cache = str(tmp_path / "ccopt-features.json")
+    one = cli("targets", str(src), "--cache-file", cache, "--variants", "x86-64-v3,x86-64-v4",
+              "--output-dir", str(tmp_path / "all"), cwd=tmp_path)
+    assert one.returncode == 0, one.stderr
+    expected = cli("targets", str(src), "--cache-file", cache, "--output-dir", str(tmp_path / "base"),
+                   cwd=tmp_path).stdout
+    for level in ("x86-64-v3", "x86-64-v4"):
+        alone = cli("targets", str(src), "--cache-file", cache, "--hwcaps", level, "--output-dir",
+                    str(tmp_path / level), cwd=tmp_path)
+        expected += "".join(f"{line}\t{level}\n" for line in alone.stdout.splitlines())
+        assert ((tmp_path / "all" / "glibc-hwcaps" / level / "k.dispatch.h").read_text()
+                == (tmp_path / level / "k.dispatch.h").read_text())
+        assert f"compiled versions at {level}: " in one.stderr
+    assert one.stdout == expected
+    assert (tmp_path / "all" / "k.dispatch.h").read_text() == (tmp_path / "base" / "k.dispatch.h").read_text()
+    assert cli("targets", str(src), "--cache-file", cache, "--variants", "", "--output-dir", str(tmp_path / "base"),
+               cwd=tmp_path).stdout == cli("targets", str(src), "--cache-file", cache, "--output-dir",
+                                           str(tmp_path / "base"), cwd=tmp_path).stdout
+    one_error(cli("targets", str(src), "--cache-file", cache, "--variants", "x86-64-v3,z15", "--output-dir",
+                  str(tmp_path / "bad"), cwd=tmp_path), "'z15' is not a glibc-hwcaps level of x86_64")
+    assert not (tmp_path / "bad").exists(), "nothing is written before every level is known"
+
+
 # --------------------------------------------------------------------------- a real library (slow)
 
 AVX512_V4 = {"avx512f", "avx512bw", "avx512cd", "avx512dq", "avx512vl"}  # what glibc checks for x86-64-v4
@@ -147,6 +177,12 @@ def _vector_registers(lib: Path) -> set[str]:
 
 
 @pytest.mark.slow
+def _helper_runs(b: Build) -> int:
+    """The helper processes Meson started in the last configure (its log names each run_command)."""
+    log = (b.dir / "meson-logs" / "meson-log.txt").read_text()
+    return len(re.findall(r"^Running command: .*ccopt-meson-helper\.py ", log, re.M))
+
+
 def test_one_configure_installs_a_build_per_level_and_the_loader_picks_by_cpu(tmp_path: Path) -> None:
     x86_gcc()
     qemu = need("qemu-x86_64-static")
@@ -157,6 +193,7 @@ def test_one_configure_installs_a_build_per_level_and_the_loader_picks_by_cpu(tm
     inst = tmp_path / "inst"
     out = b.meson_cmd("setup", str(b.dir), "-Dhwcaps=x86-64-v3,x86-64-v4,power9", f"--prefix={inst}", "--libdir=lib")
     assert b.probes() == plain.probes() >= 1, "the variants need no compiler process of their own"
+    assert _helper_runs(b) == _helper_runs(plain) >= 2, "nor a helper run: one targets call answers for every build"
     assert re.search(r"hwcaps\s*: x86-64-v2 x86-64-v3 x86-64-v4", out)
     assert "WARNING: no power9 build: not a level here" in out
     b.ninja()

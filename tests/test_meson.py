@@ -439,7 +439,7 @@ def test_explain_in_a_meson_build_dir_answers_for_that_build(tmp_path: Path) -> 
     for f in cache.find(empty):
         f.unlink()
     r = cli("explain", "avx2", "--build-dir", str(empty))
-    assert r.returncode == 1 and r.stderr.startswith(f"ccopt-meson: error: no ccopt feature file under '{empty}'")
+    assert r.returncode == 1 and r.stderr.startswith(f"ccopt-meson: error: no ccopt cache file under '{empty}'")
 
 
 SECOND_CALL = """project('second-call', 'c', meson_version: '>=1.0.1')

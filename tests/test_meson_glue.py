@@ -1,4 +1,4 @@
-"""The commands meson.build runs (``configure``, ``targets``): the line protocol, the feature file, determinism."""
+"""The commands meson.build runs (``configure``, ``targets``): the line protocol, the cache file, determinism."""
 
 from __future__ import annotations
 
@@ -57,11 +57,11 @@ def test_meson_shows_the_error_line(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("name", ["two\nlines.c", "a\t-fplugin=evil.so\tb.c"])
-def test_source_names_the_line_protocol_cannot_carry_are_refused(tmp_path: Path, gcc12_x86_64_feature_file: Path,
+def test_source_names_the_line_protocol_cannot_carry_are_refused(tmp_path: Path, gcc12_x86_64_cache_file: Path,
                                                                   name: str) -> None:
     src = tmp_path / name
     src.write_text("/*@targets avx2 */\n")
-    r = run_targets(src, gcc12_x86_64_feature_file, tmp_path)
+    r = run_targets(src, gcc12_x86_64_cache_file, tmp_path)
     one_error(r, "which the lines meson.build reads cannot carry; rename it")
     assert "fplugin" not in r.stdout
 
@@ -89,44 +89,44 @@ FEATURE_FAULTS: list[Any] = [
 
 
 @pytest.mark.parametrize("corrupt,message", FEATURE_FAULTS)
-def test_corrupt_feature_file(tmp_path: Path, gcc12_x86_64_feature_file: Path, corrupt: Callable[[bytes], bytes],
+def test_corrupt_cache_file(tmp_path: Path, gcc12_x86_64_cache_file: Path, corrupt: Callable[[bytes], bytes],
                               message: str) -> None:
     bad = tmp_path / "build" / CACHE
     bad.parent.mkdir()
-    bad.write_bytes(corrupt(gcc12_x86_64_feature_file.read_bytes()))
+    bad.write_bytes(corrupt(gcc12_x86_64_cache_file.read_bytes()))
     line = one_error(run_targets(good_source(tmp_path), bad, tmp_path), f"error: {CACHE}: {message}; ")
     assert line.endswith(f"; run 'ccopt-meson flush {bad.parent}' and configure again")
     assert not (tmp_path / "kern.dispatch.h").exists()
 
 
-def test_missing_feature_file(tmp_path: Path) -> None:
+def test_missing_cache_file(tmp_path: Path) -> None:
     missing = tmp_path / "build" / CACHE
     one_error(run_targets(good_source(tmp_path), missing, tmp_path),
               f"{missing} does not exist; run 'ccopt-meson detect --build-dir {missing.parent}' or configure first")
 
 
-def test_directory_as_feature_file(tmp_path: Path) -> None:
+def test_directory_as_cache_file(tmp_path: Path) -> None:
     path = tmp_path / CACHE
     path.mkdir()
     one_error(run_targets(good_source(tmp_path), path, tmp_path),
               f"feature cache {CACHE} is a directory, not a regular file", f"run 'ccopt-meson flush {tmp_path}'")
 
 
-def test_feature_file_of_another_name(tmp_path: Path, gcc12_x86_64_feature_file: Path) -> None:
+def test_cache_file_of_another_name(tmp_path: Path, gcc12_x86_64_cache_file: Path) -> None:
     other = tmp_path / "features.json"
-    shutil.copy(gcc12_x86_64_feature_file, other)
+    shutil.copy(gcc12_x86_64_cache_file, other)
     one_error(run_targets(good_source(tmp_path), other, tmp_path),
-              f"--cache-file: '{other}' is not a ccopt feature file (ccopt-features.json)")
+              f"--cache-file: '{other}' is not a ccopt cache file (ccopt-features.json)")
 
 
-def test_targets_output_dir(tmp_path: Path, gcc12_x86_64_feature_file: Path) -> None:
+def test_targets_output_dir(tmp_path: Path, gcc12_x86_64_cache_file: Path) -> None:
     src = good_source(tmp_path)
-    one_error(cli("targets", str(src), "--cache-file", str(gcc12_x86_64_feature_file)),
+    one_error(cli("targets", str(src), "--cache-file", str(gcc12_x86_64_cache_file)),
               "--output-dir is required outside Meson (MESON_BUILD_ROOT is not set)")
     (tmp_path / "file").write_text("")
-    one_error(run_targets(src, gcc12_x86_64_feature_file, tmp_path / "file" / "sub"),
+    one_error(run_targets(src, gcc12_x86_64_cache_file, tmp_path / "file" / "sub"),
               f"cannot write {tmp_path / 'file' / 'sub' / 'kern.dispatch.h'}: Not a directory")
-    r = cli("targets", str(src), "--cache-file", str(gcc12_x86_64_feature_file),
+    r = cli("targets", str(src), "--cache-file", str(gcc12_x86_64_cache_file),
             env={"MESON_BUILD_ROOT": str(tmp_path / "mb"), "MESON_SUBDIR": "sub"})
     # the one note: the versions this source compiles, which the configure summary cannot know
     assert r.returncode == 0 and r.stderr == (
@@ -173,7 +173,7 @@ EVIL = "-fplugin=/tmp/evil.so"
 
 
 @pytest.fixture(scope="module")
-def feature_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def cache_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
     build = tmp_path_factory.mktemp("features")
     detect_doc(Request(command=("fakecc",)), build_dir=build, runner=FakeCompiler())
     return build / CACHE
@@ -186,7 +186,7 @@ def targets(feature: Path, *sources: Path | str, out: Path) -> subprocess.Comple
 # --------------------------------------------------------------------------- targets never overwrites
 
 
-def test_a_generated_header_never_shadows_the_projects_own(tmp_path: Path, feature_file: Path) -> None:
+def test_a_generated_header_never_shadows_the_projects_own(tmp_path: Path, cache_file: Path) -> None:
     """blake3.c as a dispatch source would generate blake3.h into the build dir, in front of the
     project's public blake3.h on the include path: refused, naming both and the way out."""
     src, out = tmp_path / "src", tmp_path / "out"
@@ -194,16 +194,16 @@ def test_a_generated_header_never_shadows_the_projects_own(tmp_path: Path, featu
     out.mkdir()
     (src / "blake3.c").write_text("/*@targets avx2 */\n")
     (src / "blake3.h").write_text("/* the library's own header */\n")
-    one_error(targets(feature_file, src / "blake3.c", out=out),
+    one_error(targets(cache_file, src / "blake3.c", out=out),
               f"dispatch source '{src / 'blake3.c'}' would generate blake3.h, which shadows the project's own",
               "blake3.h; rename the source (e.g. to blake3.dispatch.c)")
     assert not (out / "blake3.h").exists()
     (src / "blake3.h").unlink()
-    assert targets(feature_file, src / "blake3.c", out=out).returncode == 0
+    assert targets(cache_file, src / "blake3.c", out=out).returncode == 0
 
 
 def test_a_noheader_source_is_compiled_for_its_target_and_gets_no_header(tmp_path: Path,
-                                                                        feature_file: Path) -> None:
+                                                                        cache_file: Path) -> None:
     """A project's own per-ISA file (x86/pitch_sse.c beside x86/pitch_sse.h, called through the project's
     own tables) is compiled with its target's flags and defines, under its own name, and no header is written
     anywhere: nothing can shadow the project's pitch_sse.h, whatever the include path's order."""
@@ -212,7 +212,7 @@ def test_a_noheader_source_is_compiled_for_its_target_and_gets_no_header(tmp_pat
     out.mkdir()
     (src / "pitch_sse.c").write_text("int pitch_sse(void) { return 1; }\n")
     (src / "pitch_sse.h").write_text("/* the library's own header */\n")
-    r = targets(feature_file, f"{src / 'pitch_sse.c'}: $noheader sse41", f"{src / 'vq.c'}: $noheader avx2", out=out)
+    r = targets(cache_file, f"{src / 'pitch_sse.c'}: $noheader sse41", f"{src / 'vq.c'}: $noheader avx2", out=out)
     assert r.returncode == 0, r.stderr
     lines = [line.split("\t") for line in r.stdout.splitlines()]
     assert [(t[2].rsplit("/", 1)[-1], t[3]) for t in lines] == [("pitch_sse.c", "SSE41"), ("vq.c", "AVX2")]
@@ -225,23 +225,23 @@ def test_a_noheader_source_is_compiled_for_its_target_and_gets_no_header(tmp_pat
                             "ccopt.get_variable('targets_cpp'), build its libraries with cpp_args:"),
     ("cpp", "k.dispatch.c", "is C, but was passed to 'targets_cpp'; pass it to ccopt.get_variable('targets')"),
 ])
-def test_a_source_of_the_other_language_is_named(tmp_path: Path, feature_file: Path, lang: str, source: str,
+def test_a_source_of_the_other_language_is_named(tmp_path: Path, cache_file: Path, lang: str, source: str,
                                                  words: str) -> None:
     """Meson would compile it with the other language's args, without its target's flags."""
-    r = cli("targets", f"{source}: avx2", "--lang", lang, "--cache-file", str(feature_file),
+    r = cli("targets", f"{source}: avx2", "--lang", lang, "--cache-file", str(cache_file),
             "--output-dir", str(tmp_path), cwd=tmp_path)
     one_error(r, f"dispatch source '{source}' {words}")
     other = "cpp" if lang == "c" else "c"
-    ok = cli("targets", f"{source}: avx2", "--lang", other, "--cache-file", str(feature_file),
+    ok = cli("targets", f"{source}: avx2", "--lang", other, "--cache-file", str(cache_file),
              "--output-dir", str(tmp_path), cwd=tmp_path)
     assert ok.returncode == 0, ok.stderr
 
 
-def test_a_list_whose_targets_are_all_in_the_baseline_is_named(tmp_path: Path, feature_file: Path) -> None:
+def test_a_list_whose_targets_are_all_in_the_baseline_is_named(tmp_path: Path, cache_file: Path) -> None:
     """Without 'baseline' such a source would get no version at all (numpy drops targets the baseline
     already has); a list for other machines only, or one that builds something, is fine."""
     def run(text: str) -> subprocess.CompletedProcess[str]:
-        return cli("targets", f"k.dispatch.c: {text}", "--cache-file", str(feature_file), "--output-dir",
+        return cli("targets", f"k.dispatch.c: {text}", "--cache-file", str(cache_file), "--output-dir",
                    str(tmp_path), cwd=tmp_path)
 
     one_error(run("sse2 sse asimd"), "k.dispatch.c: every target for x86_64 (SSE2, SSE) is part of the baseline "
@@ -250,71 +250,71 @@ def test_a_list_whose_targets_are_all_in_the_baseline_is_named(tmp_path: Path, f
         assert run(fine).returncode == 0, fine
 
 
-def test_a_header_named_source_is_not_replaced_by_its_header(tmp_path: Path, feature_file: Path) -> None:
+def test_a_header_named_source_is_not_replaced_by_its_header(tmp_path: Path, cache_file: Path) -> None:
     src = tmp_path / "kern.h"
     src.write_text("/*@targets avx2 */\n")
-    one_error(targets(feature_file, "kern.h", out=tmp_path), "dispatch source 'kern.h' would be replaced by its "
+    one_error(targets(cache_file, "kern.h", out=tmp_path), "dispatch source 'kern.h' would be replaced by its "
               "own generated header; rename it (e.g. to NAME.dispatch.c) or pass another --output-dir")
     assert src.read_text() == "/*@targets avx2 */\n"
 
 
 @pytest.mark.parametrize("arg", [": avx2", "  : avx2 fma3"])
-def test_a_target_list_without_a_source_is_refused(tmp_path: Path, feature_file: Path, arg: str) -> None:
-    one_error(targets(feature_file, arg, out=tmp_path), "names no source before the ':'; write 'SOURCE: TARGETS'")
+def test_a_target_list_without_a_source_is_refused(tmp_path: Path, cache_file: Path, arg: str) -> None:
+    one_error(targets(cache_file, arg, out=tmp_path), "names no source before the ':'; write 'SOURCE: TARGETS'")
     assert not list(tmp_path.glob(".*h")) and not (tmp_path / ".h").exists()
 
 
-def test_a_hand_written_header_is_not_overwritten(tmp_path: Path, feature_file: Path) -> None:
+def test_a_hand_written_header_is_not_overwritten(tmp_path: Path, cache_file: Path) -> None:
     (tmp_path / "dot.c").write_text("/*@targets avx2 */\n")
     (tmp_path / "dot.h").write_text("int dot(void);\n")
-    one_error(targets(feature_file, "dot.c", out=tmp_path), f"{tmp_path / 'dot.h'} exists and was not generated by "
+    one_error(targets(cache_file, "dot.c", out=tmp_path), f"{tmp_path / 'dot.h'} exists and was not generated by "
               "ccopt-meson; it would be overwritten by the header of 'dot.c'")
     assert (tmp_path / "dot.h").read_text() == "int dot(void);\n"
 
 
-def test_a_header_it_generated_is_rewritten(tmp_path: Path, feature_file: Path) -> None:
+def test_a_header_it_generated_is_rewritten(tmp_path: Path, cache_file: Path) -> None:
     (tmp_path / "dot.c").write_text("/*@targets avx2 */\n")
-    assert targets(feature_file, "dot.c", out=tmp_path).returncode == 0
+    assert targets(cache_file, "dot.c", out=tmp_path).returncode == 0
     (tmp_path / "dot.c").write_text("/*@targets sse41 */\n")
-    assert targets(feature_file, "dot.c", out=tmp_path).returncode == 0
+    assert targets(cache_file, "dot.c", out=tmp_path).returncode == 0
     assert '"SSE41"' in (tmp_path / "dot.h").read_text()
 
 
 @pytest.mark.parametrize("name", ["ccopt_dispatch.c", "ccopt_cpu.c", "ccopt_config.c", "ccopt_cpu_table.c"])
-def test_a_source_cannot_shadow_the_runtime_headers(tmp_path: Path, feature_file: Path, name: str) -> None:
+def test_a_source_cannot_shadow_the_runtime_headers(tmp_path: Path, cache_file: Path, name: str) -> None:
     (tmp_path / name).write_text("/*@targets avx2 */\n")
     header = name[:-2] + ".h"
-    one_error(targets(feature_file, name, out=tmp_path), f"would generate {header}, which is one of ccopt-meson's "
+    one_error(targets(cache_file, name, out=tmp_path), f"would generate {header}, which is one of ccopt-meson's "
               "own headers; rename the source")
     assert not (tmp_path / header).exists()
 
 
-def test_a_source_linked_to_dev_zero_is_refused_at_once(tmp_path: Path, feature_file: Path) -> None:
+def test_a_source_linked_to_dev_zero_is_refused_at_once(tmp_path: Path, cache_file: Path) -> None:
     (tmp_path / "z.dispatch.c").symlink_to("/dev/zero")
-    one_error(targets(feature_file, "z.dispatch.c", out=tmp_path), "dispatch source 'z.dispatch.c' is a "
+    one_error(targets(cache_file, "z.dispatch.c", out=tmp_path), "dispatch source 'z.dispatch.c' is a "
               "device, not a regular file")
 
 
-def test_a_source_bigger_than_the_cap_is_refused(tmp_path: Path, feature_file: Path) -> None:
+def test_a_source_bigger_than_the_cap_is_refused(tmp_path: Path, cache_file: Path) -> None:
     size = fsio.LIMITS.dispatch_source + (1 << 20)  # 17 MiB, as the robustness page says
     with open(tmp_path / "big.dispatch.c", "wb") as fh:
         fh.truncate(size)
-    one_error(targets(feature_file, "big.dispatch.c", out=tmp_path), "dispatch source 'big.dispatch.c' is "
+    one_error(targets(cache_file, "big.dispatch.c", out=tmp_path), "dispatch source 'big.dispatch.c' is "
               f"{size} bytes, more than the {fsio.LIMITS.dispatch_source} this tool reads")
 
 
-def test_a_source_name_that_is_not_utf8(tmp_path: Path, feature_file: Path) -> None:
+def test_a_source_name_that_is_not_utf8(tmp_path: Path, cache_file: Path) -> None:
     name = os.fsdecode(b"k\xff.dispatch.c")
     (tmp_path / name).write_text("/*@targets avx2 */\n")
-    one_error(targets(feature_file, name, out=tmp_path), "dispatch source 'k\ufffd.dispatch.c' is not valid "
+    one_error(targets(cache_file, name, out=tmp_path), "dispatch source 'k\ufffd.dispatch.c' is not valid "
               "UTF-8; rename it")
     assert os.listdir(tmp_path) == [name]
 
 
 @pytest.mark.parametrize("token", ["\x00", "\x1b[2J", "\x07beep"])
-def test_an_invalid_token_is_escaped(tmp_path: Path, feature_file: Path, token: str) -> None:
+def test_an_invalid_token_is_escaped(tmp_path: Path, cache_file: Path, token: str) -> None:
     (tmp_path / "k.dispatch.c").write_bytes(b"/*@targets avx2 " + token.encode() + b"x */\n")
-    line = one_error(targets(feature_file, "k.dispatch.c", out=tmp_path), "k.dispatch.c:1: invalid token '")
+    line = one_error(targets(cache_file, "k.dispatch.c", out=tmp_path), "k.dispatch.c:1: invalid token '")
     assert all(c.isprintable() for c in line)
 
 
@@ -458,12 +458,12 @@ def test_runtime_false_with_the_ccopt_style_is_one_configure_line(tmp_path: Path
 
 
 @pytest.mark.parametrize("names", [("a-b.dispatch.c", "a_b.dispatch.c"), ("a.b.dispatch.c", "a_b.dispatch.c")])
-def test_two_sources_of_one_macro_id_are_named(tmp_path: Path, feature_file: Path, names: tuple[str, str]) -> None:
+def test_two_sources_of_one_macro_id_are_named(tmp_path: Path, cache_file: Path, names: tuple[str, str]) -> None:
     """a-b.dispatch.c, a_b.dispatch.c and a.b.dispatch.c shared one macro namespace (a_b_dispatch): a real
     build ran one source's AVX2 version on an AVX-512 CPU and never called the other's AVX512F one."""
     for name in names:
         (tmp_path / name).write_text("/*@targets baseline avx2 */\nint x;\n")
-    one_error(targets(feature_file, *(tmp_path / n for n in names), out=tmp_path),
+    one_error(targets(cache_file, *(tmp_path / n for n in names), out=tmp_path),
               f"dispatch sources '{names[0]}' and '{names[1]}' have the same macro id a_b_dispatch")
 
 
@@ -520,24 +520,24 @@ def test_targets_refuse_a_features_file_changed_since_configure(tmp_path: Path) 
 
 
 @pytest.mark.parametrize("prefix", ["../../x", "a/b", ".hidden", "", "a b"])
-def test_the_library_prefix_is_a_plain_name(tmp_path: Path, feature_file: Path, prefix: str) -> None:
+def test_the_library_prefix_is_a_plain_name(tmp_path: Path, cache_file: Path, prefix: str) -> None:
     """--prefix ../../x wrote the call record outside the output dir."""
     src = good_source(tmp_path)
     out = tmp_path / "out" / "deep"
     out.mkdir(parents=True)
-    r = cli("targets", str(src), "--cache-file", str(feature_file), "--output-dir", str(out), "--prefix", prefix,
+    r = cli("targets", str(src), "--cache-file", str(cache_file), "--output-dir", str(out), "--prefix", prefix,
             cwd=out, env={"MESON_BUILD_ROOT": str(out)})
     one_error(r, "--prefix: ", "must be a plain name")
     assert sorted(p.name for p in tmp_path.rglob("*") if "ccopt-targets" in p.name) == []
 
 
-def test_files_then_a_target_list_is_that_files_list(tmp_path: Path, feature_file: Path) -> None:
+def test_files_then_a_target_list_is_that_files_list(tmp_path: Path, cache_file: Path) -> None:
     """A port of someone else's tree names its sources with files() (absolute paths to the helper); the
     argument ': TARGETS' right after one is its list, so no source has to become a string or carry @targets."""
     src = tmp_path / "x86"
     src.mkdir()
     (src / "pitch_sse.c").write_text("int pitch_sse(void) { return 1; }\n")  # no @targets statement
-    r = targets(feature_file, src / "pitch_sse.c", ": $noheader sse41", out=tmp_path)
+    r = targets(cache_file, src / "pitch_sse.c", ": $noheader sse41", out=tmp_path)
     assert r.returncode == 0, r.stderr
     (line,) = r.stdout.splitlines()
     assert line.split("\t")[2] == "x86/pitch_sse.c" and line.split("\t")[3] == "SSE41"
@@ -558,7 +558,7 @@ def test_only_a_configure_run_is_checked_for_a_second_call(argv: list[str] | Non
     assert configuring(argv) is expected
 
 
-def test_two_calls_of_a_run_target_are_no_second_targets_call(tmp_path: Path, feature_file: Path) -> None:
+def test_two_calls_of_a_run_target_are_no_second_targets_call(tmp_path: Path, cache_file: Path) -> None:
     """The second-call check fired for run_target and install scripts (they set MESON_BUILD_ROOT too)."""
     out = tmp_path / "out"
     out.mkdir()
@@ -566,12 +566,12 @@ def test_two_calls_of_a_run_target_are_no_second_targets_call(tmp_path: Path, fe
     for src in (a, b):
         src.write_text("/*@targets baseline avx2 */\nint x;\n")
     for src in (a, b):  # both from this test process, as a run_target's two commands from one ninja
-        r = cli("targets", str(src), "--cache-file", str(feature_file), "--output-dir", str(out), cwd=out,
+        r = cli("targets", str(src), "--cache-file", str(cache_file), "--output-dir", str(out), cwd=out,
                 env={"MESON_BUILD_ROOT": str(out)})
         assert r.returncode == 0, r.stderr
 
 
-def test_a_header_of_the_calling_directory_is_not_shadowed(tmp_path: Path, feature_file: Path) -> None:
+def test_a_header_of_the_calling_directory_is_not_shadowed(tmp_path: Path, cache_file: Path) -> None:
     """'x86/sum.c: baseline avx2' called from the top meson.build wrote build/sum.h, found before the project's
     top-level sum.h by every file outside the top directory (Meson puts the build dir of a directory right
     before the directory itself): the build failed far from the cause.  Refused at the cause, in one line."""
@@ -583,7 +583,7 @@ def test_a_header_of_the_calling_directory_is_not_shadowed(tmp_path: Path, featu
         (top / "x86" / name).write_text("int sum;\n")
 
     def run(*args: str) -> subprocess.CompletedProcess[str]:  # from the caller's directory, as Meson runs it
-        return cli("targets", *args, "--cache-file", str(feature_file), "--output-dir", str(out), cwd=top)
+        return cli("targets", *args, "--cache-file", str(cache_file), "--output-dir", str(out), cwd=top)
 
     for args in (["x86/sum.c: baseline avx2"], [str(top / "x86" / "sum.c"), ": baseline avx2"]):
         one_error(run(*args), "dispatch source 'x86/sum.c' would generate sum.h, which shadows the project's own "
@@ -595,13 +595,13 @@ def test_a_header_of_the_calling_directory_is_not_shadowed(tmp_path: Path, featu
     assert sorted(p.name for p in out.glob("*.h")) == ["sum.dispatch.h"]
 
 
-def test_noheader_sources_of_one_name_are_no_clash(tmp_path: Path, feature_file: Path) -> None:
+def test_noheader_sources_of_one_name_are_no_clash(tmp_path: Path, cache_file: Path) -> None:
     """'x86/impl.c: $noheader sse41' 'avx/impl.c: $noheader avx2' was refused for sharing a macro id, though
     neither has a header or macros; their libraries are still one per target, each named once."""
     for d in ("x86", "avx"):
         (tmp_path / d).mkdir()
         (tmp_path / d / "impl.c").write_text("int impl;\n")
-    r = targets(feature_file, "x86/impl.c: $noheader sse41", "avx/impl.c: $noheader avx2",
+    r = targets(cache_file, "x86/impl.c: $noheader sse41", "avx/impl.c: $noheader avx2",
                 "avx/impl.c: $noheader sse41", out=tmp_path)
     assert r.returncode == 0, r.stderr
     lines = [line.split("\t") for line in r.stdout.splitlines()]
@@ -609,15 +609,15 @@ def test_noheader_sources_of_one_name_are_no_clash(tmp_path: Path, feature_file:
                                                                ("ccopt_AVX2", "avx/impl.c")]
     assert not list(tmp_path.glob("*.h"))
     # with headers they would share impl.h and its macros: still refused
-    one_error(targets(feature_file, "x86/impl.c: sse41", "avx/impl.c: avx2", out=tmp_path),
+    one_error(targets(cache_file, "x86/impl.c: sse41", "avx/impl.c: avx2", out=tmp_path),
               "two dispatch sources would share the generated header impl.h")
     # a header-less source takes no part in the macro-id check either; two with headers still do
-    assert targets(feature_file, "a-b.c: sse41", "avx/a_b.c: $noheader avx2", out=tmp_path).returncode == 0
-    one_error(targets(feature_file, "a-b.c: sse41", "avx/a_b.c: avx2", out=tmp_path),
+    assert targets(cache_file, "a-b.c: sse41", "avx/a_b.c: $noheader avx2", out=tmp_path).returncode == 0
+    one_error(targets(cache_file, "a-b.c: sse41", "avx/a_b.c: avx2", out=tmp_path),
               "dispatch sources 'a-b.c' and 'avx/a_b.c' have the same macro id a_b")
 
 
-def test_a_sibling_source_of_a_project_under_a_path_with_a_space(tmp_path: Path, feature_file: Path) -> None:
+def test_a_sibling_source_of_a_project_under_a_path_with_a_space(tmp_path: Path, cache_file: Path) -> None:
     """files('../x86/k.c') from lib/meson.build, in a project under 'my proj': refused for the space of the
     absolute path, though the path relative to the caller, the one the line carries, has none."""
     top = tmp_path / "my proj"
@@ -629,7 +629,7 @@ def test_a_sibling_source_of_a_project_under_a_path_with_a_space(tmp_path: Path,
         src.write_text("/*@targets avx2 */\nint k;\n")
 
     def run(source: Path) -> subprocess.CompletedProcess[str]:  # files() hands the helper absolute paths
-        return cli("targets", str(source), "--cache-file", str(feature_file), "--output-dir", str(out),
+        return cli("targets", str(source), "--cache-file", str(cache_file), "--output-dir", str(out),
                    cwd=top / "lib", env={"MESON_SOURCE_ROOT": str(top), "MESON_SUBDIR": "lib"})
 
     r = run(top / "x86" / "k.dispatch.c")
@@ -676,7 +676,7 @@ def test_configure_writes_no_bytecode_into_the_consumers_source(tmp_path: Path) 
 
 
 def test_every_listed_target_the_build_drops_is_one_note_with_why(tmp_path: Path,
-                                                                   gcc12_x86_64_feature_file: Path) -> None:
+                                                                   gcc12_x86_64_cache_file: Path) -> None:
     """Copying a Makefile's 'sse2 sse41' with the default baseline built only SSE41, without a word: each
     target a list names and the build does not compile is a note saying why (the baseline covers it,
     cpu-dispatch does not select it, the compiler cannot build it)."""
@@ -685,7 +685,7 @@ def test_every_listed_target_the_build_drops_is_one_note_with_why(tmp_path: Path
     out = tmp_path / "out"
     out.mkdir()
     r = cli("targets", "k.dispatch.c: baseline sse2 sse41 (avx2 fma3) asimd", "--cache-file",
-            str(gcc12_x86_64_feature_file), "--output-dir", str(out), cwd=out)
+            str(gcc12_x86_64_cache_file), "--output-dir", str(out), cwd=out)
     assert r.returncode == 0, r.stderr
     notes = [line for line in r.stderr.splitlines() if "dropped" in line]
     assert notes == ["ccopt-meson: note: targets: SSE2 dropped from k.dispatch.c: the baseline covers it: its code "

@@ -45,7 +45,7 @@ def _detections(build_dir: str) -> dict[str, Detection]:
         if lang not in found:
             found[lang] = read_configured(path)
     if not found:
-        raise InputError(f"no ccopt feature file under '{fsio.show_path(build_dir)}'; configure the project with the "
+        raise InputError(f"no ccopt cache file under '{fsio.show_path(build_dir)}'; configure the project with the "
                          "ccopt-meson subproject first")
     return found
 

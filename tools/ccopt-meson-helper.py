@@ -22,7 +22,7 @@ def bytecode_in(prefix):
 
     Writing ``ccopt_meson/__pycache__`` (22 files) into the consumer's subprojects/ tree, which Meson treats
     as read-only, is what this avoids; writing none is not the way out: compiling the package on every run
-    made a cached configure 2.2x as long (farm-bench -n 15, paired, CPython 3.11, 2 busy cores: median wall
+    made a cached configure 2.2x as long (15 paired runs, CPython 3.11, 2 busy cores: median wall
     162 ms with -B, 75 ms reading bytecode).  ``sys.pycache_prefix`` for the whole run would also recompile
     the standard library's modules into every new build dir (a first configure's helper run 383 ms, against
     157 ms), so it is set only while a module of this checkout finds its code: then 189 ms against 165 ms on

@@ -32,6 +32,7 @@ from .tables import (
     picks_cpu,
     raw_family,
     reference_compiler,
+    turns_off,
 )
 from .tokens import RESERVED, show
 from .versions import Version, boundaries
@@ -205,6 +206,12 @@ def _closure(raw: Mapping[str, Mapping[str, Any]], made: dict[str, Feature], nam
     return list(seen.values())
 
 
+def _switches(b: Feature) -> set[str]:
+    """The flags with which a row enables the built-in feature ``b``: its own, but those that turn something off
+    (AVX512F's ``-mno-mmx``): a row with ``-mavx512f`` alone enables AVX512F all the same."""
+    return {x for x in b.flags if not turns_off(x)}
+
+
 def runtime_gaps(fam: str, rows: tuple[Mapping[str, Any], ...], own_only: bool = False,
                  names: Iterable[str] | None = None) -> dict[str, dict[str, list[Feature]]]:
     """Row name -> machine -> the built-in features its flags enable that its run-time test (with its
@@ -232,7 +239,7 @@ def runtime_gaps(fam: str, rows: tuple[Mapping[str, Any], ...], own_only: bool =
                 flags = set(f.flags) if own_only else {x for c in closure for x in c.flags}
                 have = union_recipes(c.runtime for c in closure)
                 for b in known:
-                    if set(b.flags) <= flags and not covers(have, b.runtime):
+                    if _switches(b) <= flags and not covers(have, b.runtime):
                         found = out.setdefault(name, {}).setdefault(machine, [])
                         found += [] if b in found else [b]
     return out
@@ -263,7 +270,7 @@ def describe_gap(name: str, missing: Mapping[str, list[Feature]]) -> str:
     """The one line that refuses a row whose stated run-time test misses what its flags enable."""
     machine, feats = next(iter(missing.items()))
     names = ", ".join(b.name for b in feats)
-    flags = " ".join(dict.fromkeys(x for b in feats for x in b.flags))
+    flags = " ".join(dict.fromkeys(x for b in feats for x in sorted(_switches(b), key=b.flags.index)))
     return (f"{name}'s flags enable {names} ({flags}) on {machine}, which its run-time test does not check: a CPU "
             f"without them would run its code; add their checks to its 'runtime' (as the built-in rows state them), "
             "or drop those flags")

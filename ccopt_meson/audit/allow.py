@@ -70,6 +70,9 @@ def for_checks(table: Table, baseline: Sequence[str], checks: Sequence[str], tar
     have = rules.union_recipes(ref.features[n].runtime for n in checked)
     covered = {n for n, f in ref.features.items() if n in checked or _guaranteed(have, f.runtime)}
     decoded = {d for n in covered for d in ref.features[n].audit}
+    # a project row's test widened to what its flags enable (rules.widen_runtime) checks built-in rows' bits
+    # that no row of its own carries the decoder's names for: those rows are guaranteed all the same
+    decoded |= {d for f in ref.builtin().features.values() if _guaranteed(have, f.runtime) for d in f.audit}
     return Allowance(target, highest(ref, checked), frozenset(decoded) | _abi(ref) | set(family_audit(ref)["base"]))
 
 

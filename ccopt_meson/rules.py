@@ -37,6 +37,7 @@ from .tables import (
     picks_cpu,
     raw_family,
     reference_compiler,
+    turns_off,
 )
 from .tokens import RESERVED, show
 from .versions import Version, boundaries, why_empty
@@ -207,6 +208,12 @@ def _closure(raw: Mapping[str, Row], made: dict[str, Feature], name: str,
     return list(seen.values())
 
 
+def _switches(b: Feature) -> set[str]:
+    """The flags with which a row enables the built-in feature ``b``: its own, but those that turn something off
+    (AVX512F's ``-mno-mmx``): a row with ``-mavx512f`` alone enables AVX512F all the same."""
+    return {x for x in b.flags if not turns_off(x)}
+
+
 def runtime_gaps(fam: str, rows: tuple[Row, ...], own_only: bool = False,
                  names: Iterable[str] | None = None, as_targets: bool = False) -> dict[str, dict[str, list[Feature]]]:
     """Row name -> machine -> the built-in features its flags enable that its run-time test (with its
@@ -239,7 +246,7 @@ def runtime_gaps(fam: str, rows: tuple[Row, ...], own_only: bool = False,
                 flags = set(f.flags) if own_only else {x for c in closure for x in c.flags}
                 have = union_recipes(c.runtime for c in closure)
                 for b in known:
-                    if not set(b.flags) <= flags:
+                    if not _switches(b) <= flags:
                         continue
                     for e in _closure(builtin, resolved, b.name, make) if as_targets else [b]:
                         if e.runtime and not e.disabled and not covers(have, e.runtime):
@@ -272,7 +279,7 @@ def describe_gap(name: str, missing: Mapping[str, list[Feature]]) -> str:
     """The one line that refuses a row whose stated run-time test misses what its flags enable."""
     machine, feats = next(iter(missing.items()))
     names = ", ".join(b.name for b in feats)
-    flags = " ".join(dict.fromkeys(x for b in feats for x in b.flags))
+    flags = " ".join(dict.fromkeys(x for b in feats for x in sorted(_switches(b), key=b.flags.index)))
     return (f"{name}'s flags enable {names} ({flags}) on {machine}, which its run-time test does not check: a CPU "
             f"without them would run its code; add their checks to its 'runtime' (as the built-in rows state them), "
             "or drop those flags")

@@ -61,6 +61,7 @@ __all__ = [
     "raw_family",
     "all_names_of",
     "picks_cpu",
+    "turns_off",
     "native_flags_anywhere",
 ]
 
@@ -355,6 +356,16 @@ def _arch_selecting() -> tuple[re.Pattern[str], ...]:
 def picks_cpu(arg: str) -> bool:
     """Is ``arg`` one with which a user picks the target CPU (``-march=``, ``-mcpu=``, ``/arch:``, ...)?"""
     return any(p.search(arg) for p in _arch_selecting())
+
+
+@functools.cache
+def _disabling() -> tuple[re.Pattern[str], ...]:
+    return tuple(re.compile(p) for p in compilers_data()["disabling_args"]["patterns"])
+
+
+def turns_off(arg: str) -> bool:
+    """Is ``arg`` one that turns an instruction set off (``-mno-mmx``), enabling nothing?"""
+    return any(p.search(arg) for p in _disabling())
 
 
 @functools.cache

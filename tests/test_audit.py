@@ -73,6 +73,33 @@ def test_every_family_with_a_decoder_names_only_what_that_decoder_reports() -> N
         assert names <= known[section["decoder"]], (fam, names - known[section["decoder"]])
 
 
+def test_the_abi_is_the_floor_of_a_project_set_that_names_no_row_for_it(tmp_path: Path) -> None:
+    """A feature_set without SSE and SSE2 rows: every baseline object's SSE2 code was 'unknown', a finding."""
+    from ccopt_meson import project
+    from ccopt_meson.audit import allow
+
+    path = tmp_path / "f.json"
+    path.write_text(json.dumps({"feature_set": {"x86": {"features": [
+        {"name": "R1", "like": "X86_V2", "interest": 10, "implies": []}]}}}))
+    may = allow.for_checks(tables.table_for("x86_64", "gcc", project.load(path)), (), (), "BASELINE")
+    assert {"SSE", "SSE2"} <= may.decoded and "SSE4_2" not in may.decoded
+
+
+def test_a_widened_test_allows_what_it_checks_though_no_row_of_the_project_names_it(tmp_path: Path) -> None:
+    """B like X86_V2 with -msse ... -mpopcnt checks SSE4.2's bit (its test was widened), but inherits X86_V2's
+    decoder names only (CMPXCHG16B): its CRC32 instruction was 'unknown', a finding."""
+    from ccopt_meson import project
+    from ccopt_meson.audit import allow
+
+    path = tmp_path / "f.json"
+    path.write_text(json.dumps({"feature_set": {"x86": {"features": [
+        {"name": "B", "like": "X86_V2", "interest": 1, "implies": [],
+         "flags": {"gnu": ["-msse", "-msse2", "-msse3", "-mssse3", "-msse4.1", "-msse4.2", "-mpopcnt"]}}]}}}))
+    t = tables.table_for("x86_64", "gcc", project.load(path))
+    may = allow.for_checks(t, (), ("B",), "B")
+    assert {"SSE4_2", "POPCNT", "SSSE3", "CMPXCHG16B"} <= may.decoded and "AVX" not in may.decoded
+
+
 def test_every_feature_with_a_runtime_test_of_its_own_names_what_the_decoder_reports_for_it() -> None:
     """A row whose instructions the decoder names must carry those names, or its versions' code would be
     'unknown'; levels and groups (X86_V3, AVX512_SKX) and aliases of another row's test carry none."""

@@ -144,6 +144,19 @@ def test_an_override_that_adds_flags_widens_the_inherited_run_time_test(tmp_path
     assert [7, 0, "ebx", 8] in t.get("AVX2").runtime["cpuid"]
 
 
+def test_a_switch_enables_its_feature_without_the_switches_that_turn_something_off(tmp_path: Path) -> None:
+    """AVX512F's flags are -mavx512f -mno-mmx: a row with -mavx512f alone was read as enabling nothing, kept AVX2's
+    one bit and ran AVX-512 code on any AVX2 CPU (numpy 2.5's X86_V4 did not check AVX512F's own bit)."""
+    avx512f = [7, 0, "ebx", 16]
+    t = tables.table_for("x86_64", "gcc", project.load(_write(tmp_path, _set(
+        _row("W", 1, like="AVX2", flags={"gnu": ["-mavx2", "-mavx512f"]})))))
+    assert avx512f in t.get("W").runtime["cpuid"] and t.get("W").runtime["xcr0"] == 0xe6
+    stated = _row("W", 1, like="AVX2", flags={"gnu": ["-mavx2", "-mavx512f"]},
+                  runtime={"*": {"cpuid": [[7, 0, "ebx", 5]], "xcr0": 6}})
+    with pytest.raises(InputError, match=r"W's flags enable AVX512F \(-mavx512f\) on x86_64"):
+        project.load(_write(tmp_path, _set(stated)))
+
+
 def test_a_retired_name_in_a_target_list_stands_for_its_successor() -> None:
     """With "retired": {"AVX": "LEVEL3"}, cpu-dispatch=avx was mapped but 'k.c: baseline AVX' was unknown."""
     proj = project.load(FIXTURE)

@@ -70,7 +70,18 @@ def for_checks(table: Table, baseline: Sequence[str], checks: Sequence[str], tar
     have = rules.union_recipes(ref.features[n].runtime for n in checked)
     covered = {n for n, f in ref.features.items() if n in checked or _guaranteed(have, f.runtime)}
     decoded = {d for n in covered for d in ref.features[n].audit}
-    return Allowance(target, highest(ref, checked), frozenset(decoded) | set(family_audit(ref)["base"]))
+    # a project row's test widened to what its flags enable (rules.widen_runtime) checks built-in rows' bits
+    # that no row of its own carries the decoder's names for: those rows are guaranteed all the same
+    decoded |= {d for f in ref.builtin().features.values() if _guaranteed(have, f.runtime) for d in f.audit}
+    return Allowance(target, highest(ref, checked), frozenset(decoded) | _abi(ref) | set(family_audit(ref)["base"]))
+
+
+def _abi(ref: Table) -> frozenset[str]:
+    """What the machine's ABI guarantees (x86_64: SSE2), as the decoder's names of the built-in rows: a project's
+    own feature set may name no row for it, and its code uses it all the same."""
+    builtin = ref.builtin()
+    return frozenset(d for n in builtin.closure([n for n in ref.machine.abi if n in builtin.features])
+                     for d in builtin.features[n].audit)
 
 
 def for_build(det: Detection, target: str, contract: Sequence[str] | None = None) -> Allowance:

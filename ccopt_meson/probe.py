@@ -777,17 +777,18 @@ def _check_flags(session: Session, table: Table, names: list[str], outcomes: dic
     wanted: dict[tuple[str, ...], list[str]] = {(): known} if read and args_macros is None else {}
     for n in odd:
         wanted.setdefault(tuple(table.flags_for([n])), []).extend(table.features[n].macros)
-    for n in read:
-        wanted.setdefault(tuple(table.flags_for([n])), []).extend(known)
-    facts = read_macros(session, {k: list(dict.fromkeys(v)) for k, v in wanted.items()})
+    for n in read:  # the macros of what its test does not check: a set needing none the pragma keeps is folded
+        specs = [m for b in rules.unchecked(table, n) for m in b.macros]
+        wanted.setdefault(tuple(table.flags_for([n])), []).extend(specs)
+    args_base = frozenset(m for m in known if macro_satisfied(m, args_macros)) if args_macros is not None else None
+    facts = _read_in_two(session, table, read, {k: list(dict.fromkeys(v)) for k, v in wanted.items()}, args_base)
     for n in odd:
         held, reason = facts[tuple(table.flags_for([n]))]
         if held is None:
             outcomes[n] = Outcome(False, reason)
         elif not all(m in held for m in table.features[n].macros):
             outcomes[n] = Outcome(False, f"flags {' '.join(table.flags_for([n]))} do not enable {n}")
-    base, why = ((frozenset(m for m in known if macro_satisfied(m, args_macros)), "") if args_macros is not None
-                 else facts[()] if read else (None, ""))
+    base, why = (args_base, "") if args_base is not None else facts[()] if read else (None, "")
     for n in read:
         held, reason = facts[tuple(table.flags_for([n]))]
         if n in outcomes and not outcomes[n].supported:
@@ -800,6 +801,34 @@ def _check_flags(session: Session, table: Table, names: list[str], outcomes: dic
             outcomes[n] = Outcome(False, rules.describe_enabled_gap(n, table.features[n].flags, table.spec.id,
                                                                     missing))
     _prune(table, names, outcomes)
+
+
+def _read_in_two(session: Session, table: Table, read: list[str], wanted: Mapping[tuple[str, ...], list[str]],
+                 args_base: frozenset[str] | None) -> dict[tuple[str, ...], tuple[frozenset[str] | None, str]]:
+    """``read_macros`` of ``wanted``, the macros the target pragma leaves as the command line set them (the
+    driver's ``pragma_keeps``: GCC's cmpxchg16b macro, one of X86_V2's) asked only where they decide: of a row's
+    set whose reading holds every other macro of a built-in feature its test does not check, and no gap refuses
+    it already, by a dump of that set (and of the user's args alone, when no dump read them).  ``-msse4`` needs
+    none; ``-march=x86-64-v2`` in a row that checks POPCNT does."""
+    kept = set(session.driver.get("pragma_keeps", ()))
+    facts = read_macros(session, {k: [m for m in v if m.partition(">=")[0] not in kept] for k, v in wanted.items()})
+    base = args_base if args_base is not None else facts.get((), (None, ""))[0]
+    later: dict[tuple[str, ...], list[str]] = {}
+    for n in read if kept else ():
+        key = tuple(table.flags_for([n]))
+        held = facts[key][0]
+        if held is None or base is None or rules.enabled_gaps(table, n, held, base):
+            continue
+        for b in rules.unchecked(table, n):
+            ks = [m for m in b.macros if m.partition(">=")[0] in kept]
+            if ks and all(m in held for m in b.macros if m not in ks):
+                later.setdefault(key, []).extend(ks)
+    if later and () in wanted:
+        later[()] = [m for m in wanted[()] if m.partition(">=")[0] in kept]
+    for key, (held, reason) in read_macros(session, {k: list(dict.fromkeys(v)) for k, v in later.items()}).items():
+        before = facts[key][0]
+        facts[key] = (None, reason) if held is None or before is None else (before | held, "")
+    return facts
 
 
 def architecture_lines(session: Session, table: Table, args_macros: Mapping[str, str] | None) -> tuple[str, ...]:
@@ -868,8 +897,9 @@ def read_macros(session: Session, wanted: Mapping[tuple[str, ...], Sequence[str]
 
     A compiler that updates its target macros after ``#pragma GCC target`` (the driver's ``target_pragma``: GCC;
     clang keeps the command line's) answers for every set in one compile: a section per set, ``-mX`` flags as the
-    pragma's ``X``, ``-D``/``-U`` as ``#define``/``#undef``.  A set the pragma cannot state, or whose section
-    draws a diagnostic, and every set of another compiler, gets one predefined-macro dump of its own."""
+    pragma's ``X``, ``-D``/``-U`` as ``#define``/``#undef``.  A set the pragma cannot state, that needs a macro
+    the pragma leaves alone (the driver's ``pragma_keeps``), or whose section draws a diagnostic, and every set
+    of another compiler, gets one predefined-macro dump of its own."""
     out: dict[tuple[str, ...], tuple[frozenset[str] | None, str]] = {}
     if session.driver.get("target_pragma"):
         out.update(_read_folded(session, wanted))
@@ -919,8 +949,10 @@ def _read_folded(session: Session, wanted: Mapping[tuple[str, ...], Sequence[str
     keys = list(wanted)
     lines: list[str] = []
     spans: dict[int, range] = {}
+    kept = set(session.driver.get("pragma_keeps", ()))
     for i, k in enumerate(keys):
-        sec = _section(i, k, wanted[k]) if all(_PRAGMA_SAFE.match(s.replace(">=", "")) for s in wanted[k]) else None
+        stated = all(_PRAGMA_SAFE.match(s.replace(">=", "")) and s.partition(">=")[0] not in kept for s in wanted[k])
+        sec = _section(i, k, wanted[k]) if stated else None
         if sec is not None:
             spans[i] = range(len(lines) + 1, len(lines) + len(sec) + 1)
             lines += sec

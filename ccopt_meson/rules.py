@@ -46,7 +46,8 @@ if TYPE_CHECKING:
     from typing import Any, Callable, Iterable, Mapping
 
 __all__ = ["bad_name", "unsafe_pattern", "check_family", "runtime_gaps", "widen_runtime", "covers",
-           "union_recipes", "describe_gap", "MAX_PATTERN", "reads_flags", "enabled_gaps", "describe_enabled_gap"]
+           "union_recipes", "describe_gap", "MAX_PATTERN", "reads_flags", "unchecked", "enabled_gaps",
+           "describe_enabled_gap"]
 
 MAX_PATTERN = 200  # numpy's longest is 18 characters
 
@@ -300,15 +301,21 @@ def reads_flags(table: Table, name: str) -> bool:
     return bool(feat.flags)
 
 
+def unchecked(table: Table, name: str) -> list[Feature]:
+    """The built-in features with predefined macros that ``name``'s run-time test, with its implications', does
+    not check: what the compiler is asked whether its flags enable."""
+    have = union_recipes(table.features[n].runtime for n in table.closure([name]))
+    return [b for b in table.builtin().features.values()
+            if b.macros and not b.disabled and b.runtime and not covers(have, b.runtime)]
+
+
 def enabled_gaps(table: Table, name: str, under_flags: Iterable[str], under_args: Iterable[str]) -> list[Feature]:
     """The built-in features whose predefined macros ``name``'s flags define (``under_flags``: the macro specs
     that hold with them) beyond the user's args (``under_args``) and which its run-time test, with its
     implications', does not check."""
     row, base = set(under_flags), set(under_args)
-    have = union_recipes(table.features[n].runtime for n in table.closure([name]))
-    return [b for b in table.builtin().features.values()
-            if b.macros and not b.disabled and b.runtime and all(m in row for m in b.macros)
-            and not all(m in base for m in b.macros) and not covers(have, b.runtime)]
+    return [b for b in unchecked(table, name)
+            if all(m in row for m in b.macros) and not all(m in base for m in b.macros)]
 
 
 def describe_enabled_gap(name: str, flags: Iterable[str], compiler: str, missing: Iterable[Feature]) -> str:

@@ -173,6 +173,24 @@ def test_a_clang_only_override_is_read_under_clang(tmp_path: Path, gcc: str, cla
         assert det.outcomes["L3"].supported is built, (cc, det.outcomes["L3"])
 
 
+@pytest.mark.skipif(os.uname().machine != "x86_64", reason="an x86_64 row, for the host's gcc")
+def test_a_macro_the_pragma_leaves_alone_is_read_by_a_dump_where_it_decides(tmp_path: Path, gcc: str) -> None:
+    """GCC defines __GCC_HAVE_SYNC_COMPARE_AND_SWAP_16 (cmpxchg16b, one of X86_V2's macros) at start-up only: a
+    '#pragma GCC target("arch=x86-64-v2")' section never showed it, and a row like POPCNT with -march=x86-64-v2
+    was built with a test that checks neither cx16 nor lahf.  Its set is read by a dump of its own; -msse4.2
+    -mpopcnt, which cannot enable X86_V2 (no lahf), costs none."""
+    from ccopt_meson import detect
+
+    sse42 = {"*": {"cpuid": [[1, 0, "ecx", bit] for bit in (0, 9, 19, 20, 23)], "xcr0": 0}}  # to SSE4.2, POPCNT
+    det = detect(Request(command=(gcc,), baseline="none", dispatch="l3",
+                         project=_one_row(tmp_path, "POPCNT", ["-march=x86-64-v2"], runtime=sse42)))
+    assert not det.outcomes["L3"].supported and "enable X86_V2 (gcc's" in det.outcomes["L3"].reason
+    assert det.probes == 4  # the user's args, the batch, the folded reading, the dump of L3's set
+    det = detect(Request(command=(gcc,), baseline="none", dispatch="l3",
+                         project=_one_row(tmp_path, "POPCNT", ["-msse4.2", "-mpopcnt"], runtime=sse42)))
+    assert det.outcomes["L3"].supported and det.probes <= 3
+
+
 def test_a_section_the_pragma_cannot_state_or_gcc_refuses_gets_a_dump(tmp_path: Path) -> None:
     """read_macros: one compile for the flag sets GCC's target pragma states; a set it refuses (an unknown
     +extension) and a set the pragma cannot hold (-fno-...) are read by a dump each, the refusal with its line."""

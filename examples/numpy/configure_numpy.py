@@ -125,7 +125,8 @@ OTHER_PLATFORMS = {
               "ppc64le": [(), ("-Dcpu-baseline=vsx3",), (NONE,)],
               "s390x": [(), ("-Dcpu-baseline=vxe",)], "i686": [(), ("-Dcpu-baseline=x86_v3",)]},
     "2.2.6": {"x86_64-clang": [()],
-              "aarch64": [(), (NONE,), ("-Dc_args=-march=armv8-a",), ("-Dc_args=-mcpu=neoverse-n1",)],
+              "aarch64": [(), (NONE,), ("-Dc_args=-march=armv8-a",), ("-Dc_args=-march=armv8-a+crc",),
+                          ("-Dc_args=-march=armv8-a+sve",), ("-Dc_args=-mcpu=neoverse-n1",)],
               "ppc64le": [(), (NONE,)], "s390x": [()], "i686": [()]},
 }
 CASES = [Case(v, "x86_64-gcc", o) for v, opts in OPTIONS_X86.items() for o in opts] + [

@@ -294,11 +294,12 @@ def reads_flags(table: Table, name: str) -> bool:
     one as the table states it, whatever their spelling (``-mavx2 -mfma``, ``-march=haswell``, ``-msse4``,
     ``/arch:AVX2``): the widening above reads a row's flags against the built-in rows' own switches, and the
     compiler's predefined macros under the flags are the fact it is checked against.  A built-in row states its
-    implications itself, and the tests hold them to it."""
+    implications itself, and the tests hold them to it.  A row the table disables (numpy's X86_V4 on 32-bit x86)
+    is never compiled: nothing to ask."""
     feat, own = table.features[name], table.builtin().features.get(name)
     if own is not None and own.flags == feat.flags and own.runtime == feat.runtime:
         return False
-    return bool(feat.flags)
+    return bool(feat.flags) and not feat.disabled
 
 
 def unchecked(table: Table, name: str) -> list[Feature]:

@@ -313,6 +313,15 @@ def test_a_project_row_is_read_by_the_compiler_whatever_its_flags_spelling(tmp_p
     assert rules.reads_flags(t, "L3") is read
 
 
+def test_a_row_the_table_disables_is_not_read() -> None:
+    """numpy's X86_V4 is not supported on 32-bit x86: never compiled, so neither asked about nor warned of (the
+    fork says nothing of it there)."""
+    proj = project.load(ROOT / "examples" / "numpy" / "2.5.5" / "ccopt-numpy.json")
+    t = tables.table_for("x86", "gcc", proj)
+    assert t.get("X86_V4").disabled and not rules.reads_flags(t, "X86_V4")
+    assert rules.reads_flags(tables.table_for("x86_64", "gcc", proj), "X86_V4")
+
+
 def test_the_builtin_rows_are_never_read() -> None:
     """They state their implications (ARM's -march=armv8.2-a+fp16 included): no process is added for them."""
     for machine in ("x86_64", "aarch64", "ppc64le", "s390x"):
